@@ -1,0 +1,130 @@
+"""Server settings: `OUROBOT_*` environment variables (and model keys), built once at startup.
+
+Nothing here runs at import time. Call `load_settings()` in an entry point and pass the
+result down; there is no module-level settings object to mutate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from app.errors import ConfigError
+
+DEFAULT_API_URL = "https://api.github.com"
+
+
+def default_data_dir() -> Path:
+    return Path.home() / ".local" / "share" / "ourobot"
+
+
+class Settings(BaseSettings):
+    """Operator-controlled settings. Secrets live here (environment), never in repo YAML."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="OUROBOT_", extra="ignore", frozen=True, populate_by_name=True
+    )
+
+    app_id: int | None = None
+    private_key: SecretStr | None = None
+    private_key_path: Path | None = None
+    webhook_secret: SecretStr | None = None
+    github_api_url: str = DEFAULT_API_URL
+    redis_url: str | None = None
+    database_url: str | None = None
+    data_dir: Path = Field(default_factory=default_data_dir)
+    operators: Annotated[tuple[str, ...], NoDecode] = ()
+
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
+    )
+    anthropic_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "anthropic_base_url")
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url")
+    )
+
+    # Operator caps. A repository's config may lower these, never raise them.
+    cap_usd_per_ticket: float = 5.0
+    cap_usd_per_day: float | None = None
+    cap_implementer_iterations: int = 12
+    cap_fix_iterations: int = 3
+    cap_test_timeout_s: int = 600
+    cap_review_rounds: int = 2
+
+    @field_validator("operators", mode="before")
+    @classmethod
+    def _split_logins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(login.strip() for login in value.split(",") if login.strip())
+        return value
+
+    @field_validator("github_api_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @property
+    def effective_database_url(self) -> str:
+        """The configured database, or a SQLite file under the data directory."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'ourobot.sqlite3'}"
+
+    @property
+    def embedded(self) -> bool:
+        """No Redis configured: the server runs tasks in-process from the durable inbox."""
+        return not self.redis_url
+
+    def private_key_pem(self) -> str | None:
+        """The App's private key, from the variable or the file it points at."""
+        if self.private_key is not None:
+            return self.private_key.get_secret_value()
+        if self.private_key_path is not None:
+            try:
+                return self.private_key_path.read_text()
+            except OSError as exc:
+                raise ConfigError(
+                    f"OUROBOT_PRIVATE_KEY_PATH: cannot read {self.private_key_path}: {exc.strerror}"
+                ) from None
+        return None
+
+    def has_app_credentials(self) -> bool:
+        return self.app_id is not None and (
+            self.private_key is not None or self.private_key_path is not None
+        )
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Build settings from the process environment (or `env`), with explicit overrides.
+
+    Errors become a one-line `ConfigError` naming the variable.
+    """
+    try:
+        if env is None:
+            return Settings(**overrides)
+        values: dict[str, Any] = {}
+        for name, field in Settings.model_fields.items():
+            alias = field.validation_alias
+            keys = [f"OUROBOT_{name.upper()}"]
+            if isinstance(alias, AliasChoices):
+                keys = [str(choice) for choice in alias.choices if str(choice).isupper()]
+            for key in keys:
+                if key in env:
+                    values[name] = env[key]
+                    break
+        values.update(overrides)
+        return Settings.model_validate(values, context=None)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field_name = ".".join(str(p) for p in first["loc"]) or "settings"
+        var = field_name.upper() if field_name.isupper() else f"OUROBOT_{field_name.upper()}"
+        raise ConfigError(f"{var}: {first['msg']}") from None

@@ -1,0 +1,1 @@
+"""The review panel: model providers, reviewer roles, verdict parsing, quorum and publishing."""

@@ -1,0 +1,2 @@
+"""Celery wiring: the app factory and thin, idempotent task wrappers around `app/`
+and `reviewers/`."""
