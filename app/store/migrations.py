@@ -1,0 +1,171 @@
+"""Versioned schema migrations: an ordered list, applied one transaction each, recorded.
+
+To change the schema, append a `Migration` with the next version to `MIGRATIONS` and describe
+the resulting tables in `schema.py`. Never edit or reorder an applied migration: databases in
+the field have recorded it by version and name. A migration builds its own `Table` objects (the
+tables as of its version), never `schema.metadata`, which describes only the newest schema.
+
+The server and the workers start together and all call `migrate`. Each step re-reads the
+recorded version under a database-wide lock (a PostgreSQL advisory transaction lock, SQLite's
+`BEGIN IMMEDIATE`), so every migration runs exactly once whoever gets there first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    func,
+    insert,
+    inspect,
+    select,
+)
+
+from app.errors import ConfigError
+from app.store.engine import BEGIN_DEFERRED, BEGIN_IMMEDIATE, SQLITE_BEGIN
+from app.store.schema import NAMING_CONVENTION, UtcDateTime, schema_version
+
+logger = logging.getLogger(__name__)
+
+# Key of the PostgreSQL advisory lock serialising migrations: "ourobot" in ASCII.
+MIGRATION_LOCK_KEY = 0x6F75726F626F74
+MAX_NAME_LENGTH = 200  # the width of schema_version.name
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step. `upgrade` runs inside the transaction that records it."""
+
+    version: int
+    name: str
+    upgrade: Callable[[Connection], None]
+
+
+def _v1_schema_version_and_kv(connection: Connection) -> None:
+    tables = MetaData(naming_convention=NAMING_CONVENTION)
+    Table(
+        "schema_version",
+        tables,
+        Column("version", Integer, primary_key=True, autoincrement=False),
+        Column("name", String(MAX_NAME_LENGTH), nullable=False),
+        Column("applied_at", UtcDateTime, nullable=False),
+    )
+    Table(
+        "kv",
+        tables,
+        Column("key", Text, primary_key=True),
+        Column("value", Text, nullable=False),
+        Column("updated_at", UtcDateTime, nullable=False),
+    )
+    tables.create_all(connection, checkfirst=False)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "schema_version and kv", _v1_schema_version_and_kv),
+)
+
+
+def latest_version(migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """The schema version this code brings a database to."""
+    return len(migrations)
+
+
+def current_version(engine: Engine) -> int:
+    """The database's schema version: 0 for a database ourobot has never migrated."""
+    with engine.connect() as connection:
+        connection.execution_options(**{SQLITE_BEGIN: BEGIN_DEFERRED})
+        with connection.begin():
+            recorded = _recorded(connection)
+    return max(recorded, default=0)
+
+
+def migrate(engine: Engine, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
+    """Apply the pending migrations, each in its own locked transaction; return their versions.
+
+    Refuses (ConfigError) a database that is newer than this code, or whose record disagrees
+    with it (a missing version, a different name), rather than guessing.
+    """
+    _check_sequence(migrations)
+    applied: list[int] = []
+    with engine.connect() as connection:
+        connection.execution_options(**{SQLITE_BEGIN: BEGIN_IMMEDIATE})
+        while (step := _apply_next(connection, migrations)) is not None:
+            applied.append(step.version)
+            logger.info("applied schema migration %d (%s)", step.version, step.name)
+    return applied
+
+
+def _apply_next(connection: Connection, migrations: Sequence[Migration]) -> Migration | None:
+    with connection.begin():
+        _lock(connection)
+        recorded = _recorded(connection)
+        _check_recorded(recorded, migrations)
+        if len(recorded) == len(migrations):
+            return None
+        step = migrations[len(recorded)]
+        step.upgrade(connection)
+        connection.execute(
+            insert(schema_version).values(
+                version=step.version, name=step.name, applied_at=datetime.now(UTC)
+            )
+        )
+    return step
+
+
+def _lock(connection: Connection) -> None:
+    # SQLite needs nothing more: BEGIN IMMEDIATE already holds the database's write lock.
+    if connection.dialect.name == "postgresql":
+        connection.execute(select(func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))
+
+
+def _recorded(connection: Connection) -> dict[int, str]:
+    if not inspect(connection).has_table(schema_version.name):
+        return {}
+    rows = connection.execute(select(schema_version.c.version, schema_version.c.name))
+    return {version: name for version, name in rows}
+
+
+def _check_recorded(recorded: Mapping[int, str], migrations: Sequence[Migration]) -> None:
+    if not recorded:
+        return
+    newest, known = max(recorded), len(migrations)
+    if newest > known:
+        raise ConfigError(
+            f"database schema is at version {newest}, this ourobot knows up to {known}: "
+            "upgrade ourobot"
+        )
+    expected = set(range(1, newest + 1))
+    odd = sorted(expected.symmetric_difference(recorded))
+    if odd:
+        raise ConfigError(
+            f"database schema_version is inconsistent: it records version {newest} but not "
+            f"exactly versions 1..{newest} (odd: {', '.join(map(str, odd))}); "
+            "it was changed outside ourobot"
+        )
+    for step in migrations[:newest]:
+        if recorded[step.version] != step.name:
+            raise ConfigError(
+                f"database schema version {step.version} was applied as "
+                f"{recorded[step.version]!r}, this ourobot calls it {step.name!r}: "
+                "the database was migrated by a different ourobot build"
+            )
+
+
+def _check_sequence(migrations: Sequence[Migration]) -> None:
+    """A malformed migration list is a programming error, caught before touching a database."""
+    for position, step in enumerate(migrations, start=1):
+        if step.version != position:
+            raise ValueError(f"migration {step.name!r} has version {step.version}, not {position}")
+        if not step.name or len(step.name) > MAX_NAME_LENGTH or "\n" in step.name:
+            raise ValueError(f"migration {step.version} needs a one-line name of 1-200 characters")

@@ -1,0 +1,72 @@
+"""The current shape of ourobot's tables, as SQLAlchemy Core `Table`s that queries use.
+
+This describes the schema as of the newest migration. Migrations never build tables from these
+objects (an old migration must create the tables of its own version, not today's); instead a test
+checks that a fully migrated database matches this metadata, so the two cannot drift apart.
+Adding a table: append a migration in `migrations.py` and describe the result here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Column, DateTime, Dialect, Integer, MetaData, String, Table, Text
+from sqlalchemy.types import TypeDecorator
+
+# Deterministic constraint names, so a later migration can drop or alter one by name.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timestamp that is always timezone-aware UTC in Python, whatever the backend.
+
+    SQLite keeps no offset and hands back naive values; PostgreSQL hands back the session's
+    zone. Refusing naive input keeps a local wall-clock time from being stored as if it were UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value.isoformat()} given where UTC is required")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise TypeError(f"expected a datetime from the database, got {type(value).__name__}")
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+# One row per applied migration; the highest version is the schema's version.
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("name", String(200), nullable=False),
+    Column("applied_at", UtcDateTime, nullable=False),
+)
+
+# Operator key/value settings that must be shared by the server and every worker.
+kv = Table(
+    "kv",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
