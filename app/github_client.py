@@ -8,9 +8,12 @@ reschedule instead of holding a worker. 5xx answers get a few retries with backo
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+import httpx
 from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed
 from githubkit.typing import RetryOption
@@ -19,6 +22,22 @@ from app.errors import ConfigError
 from app.settings import Settings
 
 USER_AGENT = "ourobot/0.1 (+https://github.com/ourobot)"
+
+# Minting an installation token changes nothing in a repository, so a halt does not block it.
+_TOKEN_MINT = re.compile(r"/app/installations/\d+/access_tokens$")
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+WriteGuard = Callable[[int | None], None]
+"""Called before every GitHub write with the installation id; raises to refuse the write."""
+
+
+def _write_hook(guard: WriteGuard, installation_id: int | None) -> Callable[[httpx.Request], None]:
+    def before_request(request: httpx.Request) -> None:
+        if request.method in _READ_METHODS or _TOKEN_MINT.search(request.url.path):
+            return
+        guard(installation_id)
+
+    return before_request
 
 
 @dataclass(frozen=True)
@@ -50,8 +69,15 @@ class GitHubClients:
     settings: Settings
     retry: RetryPolicy = RetryPolicy()
     timeout_s: float = 30.0
+    # The halt check: every write goes through it, so no code path can forget to ask.
+    write_guard: WriteGuard | None = None
 
-    def app(self) -> GitHub[AppAuthStrategy]:
+    def _hooks(self, installation_id: int | None) -> dict[str, list[Callable[..., object]]]:
+        if self.write_guard is None:
+            return {}
+        return {"request": [_write_hook(self.write_guard, installation_id)]}
+
+    def app(self, *, installation_id: int | None = None) -> GitHub[AppAuthStrategy]:
         """A client authenticated as the App itself (JWT)."""
         if not self.settings.has_app_credentials() or self.settings.app_id is None:
             raise ConfigError(
@@ -67,16 +93,17 @@ class GitHubClients:
             timeout=self.timeout_s,
             http_cache=False,
             auto_retry=self.retry,
+            event_hooks=self._hooks(installation_id),
         )
 
     def installation(self, installation_id: int) -> GitHub[AppInstallationAuthStrategy]:
         """A client acting as one installation; its token is minted and refreshed by githubkit."""
-        app = self.app()
+        app = self.app(installation_id=installation_id)
         auth = app.auth
         assert isinstance(auth, AppAuthStrategy)
         return app.with_auth(auth.as_installation(installation_id))
 
-    def token(self, token: str) -> GitHub[TokenAuthStrategy]:
+    def token(self, token: str, *, installation_id: int | None = None) -> GitHub[TokenAuthStrategy]:
         """A client for a plain token (the Action's GITHUB_TOKEN, or a person in the sandbox)."""
         return GitHub(
             TokenAuthStrategy(token),
@@ -85,4 +112,5 @@ class GitHubClients:
             timeout=self.timeout_s,
             http_cache=False,
             auto_retry=self.retry,
+            event_hooks=self._hooks(installation_id),
         )

@@ -92,9 +92,11 @@ def parse_commands(body: str | None) -> list[SlashCommand]:
     for number, raw in enumerate(text.split("\n"), start=1):
         fence_match = _FENCE.match(raw)
         if fence is not None:
-            if fence_match and fence_match.group(1)[0] == fence[0] and len(
-                fence_match.group(1)
-            ) >= len(fence):
+            if (
+                fence_match
+                and fence_match.group(1)[0] == fence[0]
+                and len(fence_match.group(1)) >= len(fence)
+            ):
                 fence = None
             continue
         if fence_match:
