@@ -538,7 +538,8 @@ class BareRepo:
 
 
 def _check_ref_name(ref: str) -> None:
-    ok = ref.startswith("refs/") and _valid_rev(ref)
+    # git accepts "refs/heads/-x", but a name component read as an option is never wanted here.
+    ok = ref.startswith("refs/") and _valid_rev(ref) and "/-" not in ref
     if ok:
         proc = subprocess.run(
             ["git", "check-ref-format", ref], env=isolated_env(), capture_output=True, check=False
