@@ -2,7 +2,7 @@
 racing to apply them), and sessions that commit or roll back.
 
 Backend-parametrised tests run on SQLite and, where reachable, PostgreSQL
-(fixtures in tests/plugins/database.py).
+(fixtures in tests/plugins/database.py, registered in tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ from app.store.engine import SQLITE_BUSY_TIMEOUT_MS
 from app.store.migrations import current_version, migrate
 from app.store.schema import kv as kv_table
 from app.store.schema import metadata, schema_version
-
-pytest_plugins = ["tests.plugins.database"]
 
 
 @pytest.fixture

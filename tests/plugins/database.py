@@ -48,6 +48,7 @@ def postgres_admin_url() -> str:
     except psycopg.Error as error:
         where = make_url(url).render_as_string(hide_password=True)
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        first_line = first_line.removeprefix("connection failed: ")
         pytest.skip(
             f"PostgreSQL not reachable at {where} (set {POSTGRES_URL_VARIABLE}): {first_line}"
         )
