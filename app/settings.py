@@ -17,6 +17,10 @@ from app.errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
 
+# The longest any task may run (hard limit). Celery's Redis visibility timeout is set above it,
+# so a task still running is never handed to a second worker.
+DEFAULT_TASK_TIME_LIMIT_S = 3600
+
 
 def default_data_dir() -> Path:
     return Path.home() / ".local" / "share" / "ourobot"
@@ -39,6 +43,16 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=default_data_dir)
     operators: Annotated[tuple[str, ...], NoDecode] = ()
 
+    # Workers. Plugin job modules (comma-separated dotted names) the worker and the embedded
+    # runner import at start, so their `@job` functions become tasks.
+    extra_job_modules: Annotated[tuple[str, ...], NoDecode] = ()
+    task_time_limit_s: int = Field(default=DEFAULT_TASK_TIME_LIMIT_S, gt=0)
+    # The sweeper re-submits inbox rows still unfinished `sweep_after_s` after arrival.
+    sweep_interval_s: float = Field(default=60.0, gt=0)
+    sweep_after_s: float = Field(default=300.0, gt=0)
+    # How often failed webhook deliveries are listed and redelivered (needs App credentials).
+    redelivery_interval_s: float = Field(default=600.0, gt=0)
+
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
     )
@@ -60,9 +74,9 @@ class Settings(BaseSettings):
     cap_test_timeout_s: int = 600
     cap_review_rounds: int = 2
 
-    @field_validator("operators", mode="before")
+    @field_validator("operators", "extra_job_modules", mode="before")
     @classmethod
-    def _split_logins(cls, value: Any) -> Any:
+    def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(login.strip() for login in value.split(",") if login.strip())
         return value
