@@ -93,8 +93,27 @@ def read_document(text: str, source: str) -> YamlDocument:
         raise config_error(source, None, "", "YAML nested too deeply") from None
 
 
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """The safe loader, refusing deep nesting before Python's recursion limit is reached."""
+
+    def __init__(self, text: str, source: str) -> None:
+        super().__init__(text)  # checks every character up front (ReaderError)
+        self.source = source
+        self.depth = 0
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
+                raise config_error(self.source, line, "", "YAML nested too deeply")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
 def _parse(text: str, source: str) -> YamlDocument:
-    loader = yaml.SafeLoader(text)  # checks every character up front (ReaderError)
+    loader = _DepthLimitedLoader(text, source)
     try:
         root = loader.get_single_node()
         if root is None:

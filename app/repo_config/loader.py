@@ -129,9 +129,9 @@ def _message(error: ErrorDetails) -> str:
     if kind == "literal_error":
         return f"expected {ctx['expected']}, got {show_value(value)}"
     if kind == "greater_than_equal":
-        return f"must be at least {ctx['ge']}, got {show_value(value)}"
+        return f"must be at least {_bound(ctx['ge'])}, got {show_value(value)}"
     if kind == "less_than_equal":
-        return f"must be at most {ctx['le']}, got {show_value(value)}"
+        return f"must be at most {_bound(ctx['le'])}, got {show_value(value)}"
     if kind == "finite_number":
         return f"must be a finite number, got {show_value(value)}"
     expected = _EXPECTED.get(kind)
@@ -143,6 +143,11 @@ def _message(error: ErrorDetails) -> str:
     if kind == "string_type" and isinstance(value, int | float | datetime.date):
         hint = " (quote it to make it a string)"
     return f"expected {expected}, got {show_value(value)}{hint}"
+
+
+def _bound(limit: object) -> object:
+    # pydantic reports a float field's bound 0 as 0.0; the file's reader wrote 0.
+    return int(limit) if isinstance(limit, float) and limit.is_integer() else limit
 
 
 def _model_at(path: KeyPath) -> type[BaseModel] | None:
