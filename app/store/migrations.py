@@ -18,14 +18,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Connection,
     Engine,
+    Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
     Text,
+    UniqueConstraint,
     func,
     insert,
     inspect,
@@ -71,8 +75,47 @@ def _v1_schema_version_and_kv(connection: Connection) -> None:
     tables.create_all(connection, checkfirst=False)
 
 
+def _v2_webhook_inbox_halts_effects(connection: Connection) -> None:
+    tables = MetaData(naming_convention=NAMING_CONVENTION)
+    Table(
+        "webhook_inbox",
+        tables,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("delivery_id", Text, nullable=False),
+        Column("event", Text, nullable=False),
+        Column("action", Text, nullable=False, server_default=""),
+        Column("installation_id", BigInteger, nullable=True),
+        Column("body", LargeBinary, nullable=False),
+        Column("received_at", UtcDateTime, nullable=False),
+        Column("state", Text, nullable=False),
+        Column("attempts", Integer, nullable=False, server_default="0"),
+        Column("lease_until", UtcDateTime, nullable=True),
+        Column("finished_at", UtcDateTime, nullable=True),
+        Column("last_error", Text, nullable=True),
+        UniqueConstraint("delivery_id", "event", "action"),
+        Index("ix_webhook_inbox_state_received_at", "state", "received_at"),
+    )
+    Table(
+        "halts",
+        tables,
+        Column("scope", Text, primary_key=True),
+        Column("reason", Text, nullable=False),
+        Column("set_by", Text, nullable=False),
+        Column("set_at", UtcDateTime, nullable=False),
+    )
+    Table(
+        "effects",
+        tables,
+        Column("key", Text, primary_key=True),
+        Column("created_at", UtcDateTime, nullable=False),
+        Column("detail", Text, nullable=True),
+    )
+    tables.create_all(connection, checkfirst=False)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "schema_version and kv", _v1_schema_version_and_kv),
+    Migration(2, "webhook_inbox, halts and effects", _v2_webhook_inbox_halts_effects),
 )
 
 

@@ -11,7 +11,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Dialect, Integer, MetaData, String, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.types import TypeDecorator
 
 # Deterministic constraint names, so a later migration can drop or alter one by name.
@@ -69,4 +82,47 @@ kv = Table(
     Column("key", Text, primary_key=True),
     Column("value", Text, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
+)
+
+# Webhook deliveries as received: the durable inbox the receiver writes before answering 202.
+# A delivery is identified by (X-GitHub-Delivery, X-GitHub-Event, action): GitHub reuses the
+# delivery id on redelivery and shares it across the hooks of one event. `body` is the raw
+# bytes whose signature was verified. state: pending | running | done | failed.
+webhook_inbox = Table(
+    "webhook_inbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("delivery_id", Text, nullable=False),
+    Column("event", Text, nullable=False),
+    Column("action", Text, nullable=False, server_default=""),
+    Column("installation_id", BigInteger, nullable=True),
+    Column("body", LargeBinary, nullable=False),
+    Column("received_at", UtcDateTime, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("lease_until", UtcDateTime, nullable=True),
+    Column("finished_at", UtcDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+    UniqueConstraint("delivery_id", "event", "action"),
+    # The sweeper's question: which unfinished rows are old or past their lease?
+    Index("ix_webhook_inbox_state_received_at", "state", "received_at"),
+)
+
+# Halts in force: "global" or "installation:<id>". Only an operator or the CLI lifts one.
+halts = Table(
+    "halts",
+    metadata,
+    Column("scope", Text, primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("set_by", Text, nullable=False),
+    Column("set_at", UtcDateTime, nullable=False),
+)
+
+# Keyed side effects: a task records "did X" under a key so running it twice does X once.
+effects = Table(
+    "effects",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("detail", Text, nullable=True),
 )
