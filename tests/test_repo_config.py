@@ -792,3 +792,19 @@ def test_a_path_argument_is_accepted_as_pathlib(tmp_path: Path):
     path = tmp_path / "ourobot.yml"
     path.write_text(FULL)
     assert load_repo_config_file(path) == load_repo_config(FULL)
+
+
+def key_paths(document: dict, prefix: str = "") -> list[str]:
+    paths = []
+    for key, value in document.items():
+        paths.append(prefix + key)
+        if isinstance(value, dict):
+            paths.extend(key_paths(value, f"{prefix}{key}."))
+    return paths
+
+
+def test_documented_complete_file_lists_every_key_at_its_default():
+    doc = (Path(__file__).parents[1] / "docs" / "configuration.md").read_text()
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert load_repo_config(block) == RepoConfig()
+    assert key_paths(yaml.safe_load(block)) == key_paths(RepoConfig().to_document())
