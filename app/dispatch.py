@@ -1,0 +1,47 @@
+"""How the receiver hands a recorded delivery to whatever processes it.
+
+`Dispatcher.submit` is a hint, not the source of truth: the row is already durable in the
+inbox when it is called, and the sweeper re-submits rows that stay unfinished. So a dispatcher
+must not raise on a broker outage (log it and return); the receiver still answers 202.
+
+Implementations: the Celery dispatcher in `tasks/` (Redis mode) and `app.embedded` (embedded
+mode) by the workers; `InboxOnlyDispatcher` and `RecordingDispatcher` below.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+
+class Dispatcher(Protocol):
+    def submit(self, row_id: int) -> None:
+        """Ask for inbox row `row_id` to be processed soon. Never raises on an outage."""
+
+
+class InboxOnlyDispatcher:
+    """Submits nothing: rows wait in the inbox until a sweeper or a worker picks them up.
+
+    For a receiver that runs without any processing wired in (and for benchmarks of the
+    receiver alone).
+    """
+
+    def submit(self, row_id: int) -> None:
+        return None
+
+
+class RecordingDispatcher:
+    """Remembers what was submitted, in order; for tests. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._submitted: list[int] = []
+
+    def submit(self, row_id: int) -> None:
+        with self._lock:
+            self._submitted.append(row_id)
+
+    @property
+    def submitted(self) -> list[int]:
+        with self._lock:
+            return list(self._submitted)

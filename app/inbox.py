@@ -1,0 +1,228 @@
+"""The durable webhook inbox: every verified delivery is stored before GitHub gets its 202.
+
+GitHub sends an event once and never retries on its own, so a delivery that is only in memory
+or only in a broker can be lost. The receiver records it here first; the dispatcher (Celery or
+the embedded runner) is only a hint to process it soon, and the sweeper re-submits whatever is
+`overdue`. Rows move pending -> running (a claim with a lease) -> done, or back to pending
+after a retryable failure, or to failed when a worker gives up. A claim whose lease ran out
+(a worker died mid-task) can be claimed again, so no single fault loses a delivery.
+
+Deduplication is the table's unique key (delivery id, event, action): GitHub reuses the
+delivery id when a delivery is redelivered, and shares it among the hooks of one event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Unpack
+
+from sqlalchemy import Row, and_, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from app.store import Store
+from app.store.schema import webhook_inbox
+
+PENDING = "pending"
+RUNNING = "running"
+DONE = "done"
+FAILED = "failed"
+
+# A stored error is for a person reading the row, not a full log.
+MAX_ERROR_CHARS = 2000
+
+_columns = webhook_inbox.c
+_ROW_COLUMNS = (
+    _columns.id,
+    _columns.delivery_id,
+    _columns.event,
+    _columns.action,
+    _columns.installation_id,
+    _columns.body,
+    _columns.state,
+    _columns.attempts,
+    _columns.received_at,
+)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A delivery whose signature the receiver verified; `body` is the exact raw bytes."""
+
+    delivery_id: str
+    event: str
+    action: str
+    installation_id: int | None
+    body: bytes
+
+
+@dataclass(frozen=True)
+class InboxRow:
+    """A stored delivery as a worker sees it."""
+
+    id: int
+    delivery_id: str
+    event: str
+    action: str
+    installation_id: int | None
+    body: bytes
+    state: str
+    attempts: int
+    received_at: datetime
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON object GitHub sent (the receiver stored only objects)."""
+        parsed = json.loads(self.body)
+        if not isinstance(parsed, dict):
+            raise ValueError(f"inbox row {self.id}: body is not a JSON object")
+        return parsed
+
+
+class Inbox:
+    """The webhook_inbox table. Every method is one short transaction; safe across processes."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def record(self, delivery: Delivery) -> int | None:
+        """Store a delivery: its new row id, or None if (delivery id, event, action) is known."""
+        return self.record_many([delivery])[0]
+
+    def record_many(self, deliveries: Sequence[Delivery]) -> list[int | None]:
+        """Store several deliveries in one transaction (one commit, one disk sync).
+
+        The answer is per delivery, in order: a row id, or None for a duplicate, including a
+        duplicate of an earlier delivery in the same batch.
+        """
+        if not deliveries:
+            return []
+        now = datetime.now(UTC)
+        with self.store.session() as session:
+            return [self._insert(session, delivery, now) for delivery in deliveries]
+
+    def _insert(self, session: Session, delivery: Delivery, now: datetime) -> int | None:
+        statement = (
+            _dialect_insert(session)
+            .values(
+                delivery_id=delivery.delivery_id,
+                event=delivery.event,
+                action=delivery.action,
+                installation_id=delivery.installation_id,
+                body=delivery.body,
+                received_at=now,
+                state=PENDING,
+                attempts=0,
+            )
+            .on_conflict_do_nothing(
+                index_elements=[_columns.delivery_id, _columns.event, _columns.action]
+            )
+            .returning(_columns.id)
+        )
+        return session.execute(statement).scalar_one_or_none()
+
+    def get(self, row_id: int) -> InboxRow | None:
+        with self.store.read_session() as session:
+            found = session.execute(
+                select(*_ROW_COLUMNS).where(_columns.id == row_id)
+            ).one_or_none()
+        return None if found is None else _to_row(found)
+
+    def claim(self, row_id: int, lease_s: float) -> InboxRow | None:
+        """Take a row to work on: pending, or running with an expired lease -> running.
+
+        Counts the attempt. None when the row is missing, finished, failed, or leased by
+        someone else; one atomic UPDATE, so two claimers never both win.
+        """
+        now = datetime.now(UTC)
+        claimable = or_(
+            _columns.state == PENDING,
+            and_(_columns.state == RUNNING, _columns.lease_until < now),
+        )
+        with self.store.session() as session:
+            claimed = session.execute(
+                update(webhook_inbox)
+                .where(_columns.id == row_id, claimable)
+                .values(
+                    state=RUNNING,
+                    attempts=_columns.attempts + 1,
+                    lease_until=now + timedelta(seconds=lease_s),
+                )
+                .returning(*_ROW_COLUMNS)
+            ).one_or_none()
+        return None if claimed is None else _to_row(claimed)
+
+    def finish(self, row_id: int) -> None:
+        """The row's work is done; nothing will run it again."""
+        with self.store.session() as session:
+            session.execute(
+                update(webhook_inbox)
+                .where(_columns.id == row_id)
+                .values(state=DONE, lease_until=None, finished_at=datetime.now(UTC))
+            )
+
+    def fail(self, row_id: int, error: str, *, final: bool) -> None:
+        """Record a failed attempt: pending again (retry later), or failed when `final`.
+
+        A row already done stays done: a late failure report from a worker whose lease had
+        expired must not resurrect work another worker completed.
+        """
+        now = datetime.now(UTC)
+        with self.store.session() as session:
+            session.execute(
+                update(webhook_inbox)
+                .where(_columns.id == row_id, _columns.state != DONE)
+                .values(
+                    state=FAILED if final else PENDING,
+                    lease_until=None,
+                    last_error=error[:MAX_ERROR_CHARS],
+                    finished_at=now if final else None,
+                )
+            )
+
+    def overdue(self, older_than_s: float, limit: int = 100) -> list[int]:
+        """Rows the sweeper should submit again, oldest first.
+
+        Pending rows received more than `older_than_s` ago (their dispatch was lost or failed)
+        and running rows past their lease (their worker died).
+        """
+        now = datetime.now(UTC)
+        stale_pending = and_(
+            _columns.state == PENDING,
+            _columns.received_at < now - timedelta(seconds=older_than_s),
+        )
+        lost_running = and_(_columns.state == RUNNING, _columns.lease_until < now)
+        with self.store.read_session() as session:
+            ids = session.execute(
+                select(_columns.id)
+                .where(or_(stale_pending, lost_running))
+                .order_by(_columns.id)
+                .limit(limit)
+            ).scalars()
+            return list(ids)
+
+
+def _dialect_insert(session: Session) -> postgresql.Insert | sqlite.Insert:
+    # Both dialects spell "insert unless the unique key exists" as ON CONFLICT DO NOTHING.
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(webhook_inbox)
+    return sqlite.insert(webhook_inbox)
+
+
+def _to_row(found: Row[Unpack[tuple[Any, ...]]]) -> InboxRow:
+    return InboxRow(
+        id=found.id,
+        delivery_id=found.delivery_id,
+        event=found.event,
+        action=found.action,
+        installation_id=found.installation_id,
+        body=bytes(found.body),
+        state=found.state,
+        attempts=found.attempts,
+        received_at=found.received_at,
+    )
+
+
+__all__ = ["DONE", "FAILED", "PENDING", "RUNNING", "Delivery", "Inbox", "InboxRow"]

@@ -1,0 +1,84 @@
+"""Turning a verified request (headers + raw body) into a `Delivery`, or a 400 reason.
+
+Runs only after the signature matched. The body must be a JSON object; the event and delivery
+id come from GitHub's headers, the action and installation from the payload. Values that end up
+in log lines and database keys are checked to be short, plain tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from app.inbox import Delivery
+
+EVENT_HEADER = "X-GitHub-Event"
+DELIVERY_HEADER = "X-GitHub-Delivery"
+
+# GitHub's event names are snake_case words and its delivery ids are GUIDs; allow a little
+# more (other senders such as the sandbox), but nothing that could forge a log line.
+_EVENT = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
+_DELIVERY_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,200}")
+_MAX_ACTION_CHARS = 200
+
+
+class BadDelivery(Exception):
+    """A signed request that is still not a usable delivery (answered with 400)."""
+
+
+def parse_delivery(headers: Mapping[str, str], body: bytes) -> Delivery:
+    """The delivery described by GitHub's headers and a verified JSON body."""
+    event = _header_token(headers, EVENT_HEADER, _EVENT)
+    delivery_id = _header_token(headers, DELIVERY_HEADER, _DELIVERY_ID)
+    payload = _json_object(body)
+    return Delivery(
+        delivery_id=delivery_id,
+        event=event,
+        action=_action(payload),
+        installation_id=_installation_id(payload),
+        body=body,
+    )
+
+
+def _header_token(headers: Mapping[str, str], name: str, shape: re.Pattern[str]) -> str:
+    value = headers.get(name)
+    if value is None:
+        raise BadDelivery(f"missing {name} header")
+    if not shape.fullmatch(value):
+        raise BadDelivery(f"malformed {name} header")
+    return value
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        # ValueError covers invalid JSON and invalid UTF-8; RecursionError absurd nesting.
+        raise BadDelivery("body is not valid JSON") from None
+    if not isinstance(payload, dict):
+        raise BadDelivery("body is not a JSON object")
+    return payload
+
+
+def _action(payload: Mapping[str, Any]) -> str:
+    action = payload.get("action")
+    if action is None:
+        return ""
+    if not isinstance(action, str):
+        raise BadDelivery("payload action is not a string")
+    if len(action) > _MAX_ACTION_CHARS or not action.isprintable():
+        raise BadDelivery("payload action is malformed")
+    return action
+
+
+def _installation_id(payload: Mapping[str, Any]) -> int | None:
+    installation = payload.get("installation")
+    if not isinstance(installation, dict):
+        return None
+    found = installation.get("id")
+    # bool is an int subclass; `true` is not an installation.
+    if isinstance(found, int) and not isinstance(found, bool):
+        return found
+    return None

@@ -1,0 +1,234 @@
+"""The webhook receiver: an ASGI app that verifies, records, and acknowledges GitHub deliveries.
+
+Order of checks, cheapest and least trusting first: a declared body over the cap (413); a
+missing or malformed X-Hub-Signature-256 (401, SHA-1 alone is refused); the body, read in
+chunks up to the cap (413) and hashed as it arrives; the signature compared in constant time
+(401). Only then is anything parsed: GitHub's headers and a JSON object body (400 otherwise).
+
+A valid delivery is written to the durable inbox before it is answered, then handed to the
+inline hook (the /panic path, which must act before anything is queued) and to the dispatcher.
+Neither of those can fail the request: the row is durable and the sweeper re-submits it.
+Every event except `ping` is recorded (202); the router decides which events matter, so an
+event the receiver has never heard of is kept for it rather than dropped here. `ping` is
+answered 200 and not stored. A duplicate (same delivery id, event and action) is answered 202
+and not dispatched again. An inbox that cannot be written is the one 5xx (503): GitHub then
+marks the delivery failed and the redelivery job asks for it again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio.to_thread
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import StatementError
+from starlette.requests import ClientDisconnect
+
+from app.dispatch import Dispatcher
+from app.errors import ConfigError
+from app.inbox import Delivery, Inbox
+from app.settings import Settings
+from app.store import latest_version
+from app.webhooks.body import (
+    MAX_BODY_BYTES,
+    BadContentLength,
+    BodyTooLarge,
+    check_declared_length,
+    read_capped,
+)
+from app.webhooks.delivery import DELIVERY_HEADER, EVENT_HEADER, BadDelivery, parse_delivery
+from app.webhooks.signature import SIGNATURE_HEADER, SignatureCheck, parse_signature
+
+log = logging.getLogger("app.webhooks")
+
+WEBHOOK_PATH = "/api/github/webhooks"
+HEALTH_PATH = "/healthz"
+PING_EVENT = "ping"
+_SHA1_HEADER = "X-Hub-Signature"
+
+InlineHook = Callable[[Delivery], None]
+
+
+def create_receiver_app(
+    settings: Settings,
+    *,
+    inbox: Inbox,
+    dispatcher: Dispatcher,
+    inline: InlineHook | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The receiver as a FastAPI app: POST /api/github/webhooks and GET /healthz.
+
+    Refuses (ConfigError) to build without a webhook secret: an unsigned endpoint would let
+    anyone inject events.
+    """
+    receiver = _Receiver(
+        secret=_webhook_secret(settings),
+        inbox=inbox,
+        dispatcher=dispatcher,
+        inline=inline,
+        max_body_bytes=max_body_bytes,
+    )
+    mode = "embedded" if settings.embedded else "redis"
+    app = FastAPI(title="ourobot webhook receiver", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_api_route(WEBHOOK_PATH, receiver.receive, methods=["POST"])
+
+    async def healthz() -> Response:
+        return await anyio.to_thread.run_sync(_health, inbox, mode)
+
+    app.add_api_route(HEALTH_PATH, healthz, methods=["GET"])
+    return app
+
+
+def _webhook_secret(settings: Settings) -> bytes:
+    secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
+    if not secret:
+        raise ConfigError("OUROBOT_WEBHOOK_SECRET is not set: webhooks cannot be verified")
+    return secret.encode()
+
+
+class _Receiver:
+    def __init__(
+        self,
+        *,
+        secret: bytes,
+        inbox: Inbox,
+        dispatcher: Dispatcher,
+        inline: InlineHook | None,
+        max_body_bytes: int,
+    ) -> None:
+        self._secret = secret
+        self._inbox = inbox
+        self._dispatcher = dispatcher
+        self._inline = inline
+        self._max_body_bytes = max_body_bytes
+
+    async def receive(self, request: Request) -> Response:
+        headers = request.headers
+        try:
+            check_declared_length(headers.get("content-length"), self._max_body_bytes)
+        except BodyTooLarge:
+            return _reject(headers, 413, "body larger than 25 MB")
+        except BadContentLength:
+            return _reject(headers, 400, "malformed Content-Length")
+        signatures = headers.getlist(SIGNATURE_HEADER)
+        claimed = parse_signature(signatures[0]) if len(signatures) == 1 else None
+        if claimed is None:
+            return _reject(headers, 401, _why_unsigned(headers, signatures))
+        check = SignatureCheck(self._secret, claimed)
+        try:
+            body = await read_capped(request.stream(), self._max_body_bytes, check.update)
+        except BodyTooLarge:
+            return _reject(headers, 413, "body larger than 25 MB")
+        except ClientDisconnect:
+            return _reject(headers, 400, "client disconnected before the body ended")
+        if not check.matches():
+            return _reject(headers, 401, f"{SIGNATURE_HEADER} does not match the body")
+        # Parsing a large body and writing the inbox block; keep them off the event loop.
+        return await anyio.to_thread.run_sync(self._accept, headers, body)
+
+    def _accept(self, headers: Mapping[str, str], body: bytes) -> Response:
+        try:
+            delivery = parse_delivery(headers, body)
+        except BadDelivery as problem:
+            return _reject(headers, 400, str(problem))
+        if delivery.event == PING_EVENT:
+            _log_outcome(delivery, "pong")
+            return JSONResponse({"status": "pong"}, status_code=200)
+        try:
+            row_id = self._inbox.record(delivery)
+        except Exception as error:
+            _log_outcome(delivery, f"inbox unavailable: {_describe(error)}", level=logging.ERROR)
+            return JSONResponse(
+                {"status": "unavailable", "reason": "the inbox cannot be written; retry later"},
+                status_code=503,
+            )
+        if row_id is None:
+            _log_outcome(delivery, "duplicate")
+            return JSONResponse({"status": "duplicate"}, status_code=202)
+        self._run_inline(delivery)
+        self._submit(row_id)
+        _log_outcome(delivery, f"accepted id={row_id}")
+        return JSONResponse({"status": "accepted", "id": row_id}, status_code=202)
+
+    def _run_inline(self, delivery: Delivery) -> None:
+        if self._inline is None:
+            return
+        try:
+            self._inline(delivery)
+        except Exception:
+            # The delivery is recorded; a broken hook must not make GitHub see a failure.
+            log.exception("inline hook failed for delivery=%s", delivery.delivery_id)
+
+    def _submit(self, row_id: int) -> None:
+        try:
+            self._dispatcher.submit(row_id)
+        except Exception as error:
+            log.warning(
+                "dispatch of inbox row %d failed (the sweeper will retry): %s",
+                row_id,
+                _describe(error),
+            )
+
+
+def _health(inbox: Inbox, mode: str) -> Response:
+    try:
+        version = inbox.store.current_version()
+    except Exception as error:
+        log.error("health check: database unavailable: %s", _describe(error))
+        return JSONResponse({"status": "unavailable", "mode": mode}, status_code=503)
+    return JSONResponse(
+        {
+            "status": "ok",
+            "mode": mode,
+            "schema_version": version,
+            "schema_current": version == latest_version(),
+        }
+    )
+
+
+def _why_unsigned(headers: Mapping[str, str], signatures: list[str]) -> str:
+    if len(signatures) > 1:
+        return f"more than one {SIGNATURE_HEADER} header"
+    if signatures:
+        return f"malformed {SIGNATURE_HEADER} header"
+    if _SHA1_HEADER in headers:
+        return f"{_SHA1_HEADER} (SHA-1) is not accepted; {SIGNATURE_HEADER} is required"
+    return f"missing {SIGNATURE_HEADER} header"
+
+
+def _reject(headers: Mapping[str, str], status: int, reason: str) -> Response:
+    log.info(
+        "webhook delivery=%s event=%s action=- outcome=rejected %d: %s",
+        _loggable(headers.get(DELIVERY_HEADER)),
+        _loggable(headers.get(EVENT_HEADER)),
+        status,
+        reason,
+    )
+    return JSONResponse({"status": "rejected", "reason": reason}, status_code=status)
+
+
+def _log_outcome(delivery: Delivery, outcome: str, *, level: int = logging.INFO) -> None:
+    log.log(
+        level,
+        "webhook delivery=%s event=%s action=%s outcome=%s",
+        delivery.delivery_id,
+        delivery.event,
+        delivery.action or "-",
+        outcome,
+    )
+
+
+def _loggable(value: str | None) -> str:
+    # Unverified header values: bounded and escaped, so they cannot forge log lines.
+    return "-" if value is None else repr(value[:100])
+
+
+def _describe(error: BaseException) -> str:
+    """One short line about an error, never the statement parameters (they hold the body)."""
+    cause: Any = error.orig if isinstance(error, StatementError) else error
+    first = (str(cause).strip().splitlines() or [""])[0]
+    return f"{type(cause).__name__}: {first[:200]}"
