@@ -222,6 +222,8 @@ class BareRepo:
         files (dotfiles included, `.git` directories excluded) become one commit on that branch;
         without it the repository is empty, like a GitHub repo created without auto_init."""
         path = Path(path)
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise ValueError(f"repository path is already in use: {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(
             ["git", "init", "--quiet", "--bare", "--template=", "-b", default_branch, str(path)],

@@ -136,6 +136,8 @@ def test_create_without_seed_is_an_empty_repo(tmp_path: Path) -> None:
     assert repo.refs() == {}
     assert repo.resolve("main") is None
     assert repo.list_tree("main") is None
+    with pytest.raises(ValueError, match="already in use"):
+        BareRepo.create(tmp_path / "e.git")
 
 
 def test_create_ignores_host_git_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
