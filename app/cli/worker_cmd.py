@@ -1,0 +1,63 @@
+"""`ourobot worker`: a Celery worker (optionally with the beat scheduler) on OUROBOT_REDIS_URL.
+
+The worker migrates the database, imports the job modules (ourobot's own and
+OUROBOT_EXTRA_JOB_MODULES), builds the Celery app from settings and runs until stopped
+(SIGTERM: finish running tasks; a second signal or SIGKILL: their messages run again later).
+`--beat` (the default) also runs the periodic sweeper and webhook redelivery; with several
+workers, one `--beat` is enough (more are harmless: both jobs are idempotent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+from typing import Any
+
+from app.errors import UserError
+from app.settings import load_settings
+from app.store import Store
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("worker", help="run a Celery worker (needs OUROBOT_REDIS_URL)")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: one per CPU)",
+    )
+    parser.add_argument(
+        "--beat",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the periodic sweeper and redelivery (default: on)",
+    )
+    parser.add_argument("--loglevel", default="INFO", help="Celery log level (default: INFO)")
+    parser.set_defaults(handler=run_worker)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    if not settings.redis_url:
+        raise UserError(
+            "OUROBOT_REDIS_URL is not set: the worker needs Redis "
+            "(without Redis, `ourobot serve` runs the tasks in-process)"
+        )
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UserError("--concurrency must be at least 1")
+    Store.open(settings).migrate()
+    from tasks import create_celery  # Celery loads only for this command
+
+    celery_app = create_celery(settings)
+    worker = celery_app.Worker(
+        hostname=f"ourobot-{socket.gethostname()}-{os.getpid()}",
+        concurrency=args.concurrency,
+        beat=args.beat,
+        loglevel=args.loglevel,
+        without_gossip=True,
+        without_mingle=True,
+    )
+    worker.start()
+    return int(worker.exitcode or 0)

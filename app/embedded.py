@@ -1,0 +1,222 @@
+"""Embedded mode: without Redis, `ourobot serve` processes deliveries itself, in-process.
+
+`EmbeddedRunner` is the receiver's `Dispatcher` when OUROBOT_REDIS_URL is unset. It runs the same
+`process_delivery` and the same job functions as the Celery workers, on one background thread,
+from the same durable inbox; the sweeper and the webhook redelivery run on timers. Nothing else
+to install.
+
+Durability: a row's jobs run inline while the row is claimed, and the row is marked done only
+after they ran. If the process dies halfway, the row's lease runs out and the sweeper (at the
+next start, or a timer) processes it again; the jobs are idempotent, so that is safe. A job
+failing with a rate limit or a transient error puts its row back to pending and the row is
+tried again after the job's retry delay (and by the sweeper, should the process stop first).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.halt import Halted, check_halt
+from app.jobs import (
+    Job,
+    JobContext,
+    RouterLike,
+    load_job_modules,
+    process_delivery,
+    registered_jobs,
+    retry_delay,
+)
+from app.recovery import redeliver_failed, sweep_overdue
+from app.settings import Settings
+from app.store import Store
+
+logger = logging.getLogger(__name__)
+
+ROW, SWEEP, REDELIVER = "row", "sweep", "redeliver"
+
+
+class UnknownJob(LookupError):
+    """A handler asked for a job nobody registered."""
+
+
+class _RetryLater(Exception):
+    """A job of the row failed in a way worth retrying; carries the cause."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.cause = cause
+
+
+@dataclass(order=True)
+class _Item:
+    due: float
+    seq: int
+    kind: str = field(compare=False)
+    row_id: int = field(default=0, compare=False)
+
+
+class EmbeddedRunner:
+    """Processes inbox rows and their jobs on one background thread; a `Dispatcher`.
+
+    `submit` may be called from any thread, before or after `start`. `stop` waits for the item
+    in progress and drops the queue (the rows stay in the inbox for the next sweep).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        router_factory: Callable[[Settings], RouterLike],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self._router_factory = router_factory
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._queue: list[_Item] = []
+        self._seq = itertools.count()
+        self._stopping = False
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self._retries: Counter[int] = Counter()
+        self._warned_redelivery = False
+        self._context: JobContext | None = None
+        self._router: RouterLike | None = None
+
+    # ---- the Dispatcher side ----------------------------------------------------------------
+
+    def submit(self, row_id: int) -> None:
+        self._schedule(0.0, ROW, row_id)
+
+    def start(self) -> None:
+        """Load the jobs, build the context and router, start the thread and the timers."""
+        if self._thread is not None:
+            return
+        load_job_modules(self.settings)
+        self._context = JobContext.from_settings(self.settings, store=self.store)
+        self._router = self._router_factory(self.settings)
+        self._stopping = False
+        # The first sweep and redelivery run at once: they pick up what arrived (or failed to
+        # arrive) while the server was down.
+        self._schedule(0.0, SWEEP)
+        self._schedule(0.0, REDELIVER)
+        self._thread = threading.Thread(target=self._loop, name="ourobot-embedded", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        with self._cond:
+            self._stopping = True
+            self._queue.clear()
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            self._thread = None
+
+    def idle(self) -> bool:
+        """Nothing due now (timers aside) and nothing running: for tests and shutdown."""
+        with self._cond:
+            now = self._clock()
+            return not self._busy and not any(
+                item.kind == ROW and item.due <= now for item in self._queue
+            )
+
+    def close(self) -> None:
+        """`app.dispatch.Closable`: `ourobot serve` calls this on shutdown."""
+        self.stop()
+
+    # ---- the thread -------------------------------------------------------------------------
+
+    def _schedule(self, delay_s: float, kind: str, row_id: int = 0) -> None:
+        with self._cond:
+            if self._stopping:
+                return
+            heapq.heappush(
+                self._queue, _Item(self._clock() + delay_s, next(self._seq), kind, row_id)
+            )
+            self._cond.notify()
+
+    def _next(self) -> _Item | None:
+        with self._cond:
+            while not self._stopping:
+                now = self._clock()
+                if self._queue and self._queue[0].due <= now:
+                    self._busy = True
+                    return heapq.heappop(self._queue)
+                self._cond.wait(self._queue[0].due - now if self._queue else None)
+            return None
+
+    def _loop(self) -> None:
+        while (item := self._next()) is not None:
+            try:
+                self._run(item)
+            except Exception:  # the thread must outlive any one item
+                logger.exception("embedded runner: %s item failed", item.kind)
+            finally:
+                with self._cond:
+                    self._busy = False
+
+    def _run(self, item: _Item) -> None:
+        if item.kind == ROW:
+            self._process(item.row_id)
+        elif item.kind == SWEEP:
+            sweep_overdue(self.store, self.submit, older_than_s=self.settings.sweep_after_s)
+            self._schedule(self.settings.sweep_interval_s, SWEEP)
+        elif item.kind == REDELIVER:
+            self._schedule(self.settings.redelivery_interval_s, REDELIVER)
+            self._redeliver()
+
+    def _process(self, row_id: int) -> None:
+        assert self._context is not None
+        assert self._router is not None
+        try:
+            process_delivery(self._context, self._router, row_id, self._run_job)
+        except _RetryLater as failure:
+            delay = retry_delay(failure.cause, self._retries[row_id])
+            if delay is None:
+                logger.warning("inbox row %d: giving up retries for now: %s", row_id, failure)
+                return
+            self._retries[row_id] += 1
+            logger.info("inbox row %d: %s; retrying in %.1fs", row_id, failure, delay)
+            self._schedule(delay, ROW, row_id)
+            return
+        except Exception:
+            logger.exception("inbox row %d failed; left for the sweeper", row_id)
+            return
+        self._retries.pop(row_id, None)
+
+    def _run_job(self, planned: Job) -> None:
+        """The `enqueue` of embedded mode: run the job now, on this thread."""
+        assert self._context is not None
+        func = registered_jobs().get(planned.name)
+        if func is None:
+            raise UnknownJob(f"no job named {planned.name!r} is registered")
+        installation_id = planned.kwargs.get("installation_id")
+        try:
+            check_halt(self._context, installation_id if isinstance(installation_id, int) else None)
+            func(self._context, **planned.kwargs)
+        except Halted as exc:
+            logger.warning("job %s stopped by a halt: %s", planned.name, exc)
+        except Exception as exc:
+            if retry_delay(exc, 0) is not None:
+                raise _RetryLater(exc) from exc
+            # Like a failed Celery task: logged, and the row's other jobs still run.
+            logger.exception("job %s failed", planned.name)
+
+    def _redeliver(self) -> None:
+        assert self._context is not None
+        report = redeliver_failed(self._context)
+        if report.execution == "infra":
+            log = logger.debug if self._warned_redelivery else logger.warning
+            log("webhook redelivery skipped (infra): %s", report.reason)
+            self._warned_redelivery = True
+        elif report.redelivered:
+            logger.info("asked GitHub to redeliver deliveries %s", list(report.redelivered))

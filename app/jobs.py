@@ -1,0 +1,380 @@
+"""Jobs: the unit of background work, its registry, its context, and the processing step.
+
+A handler decides and asks for work as a `Job`: a registered name and plain JSON values. A job
+function does the work, `func(ctx, **job.kwargs)`, with a `JobContext` built once per worker
+process (or per embedded runner). The same functions run under Celery (`tasks/`) and in
+embedded mode (`app.embedded`); nothing here imports Celery.
+
+Running a job twice must have the effect of running it once: Celery delivers at least once
+(`acks_late`), a killed worker's task runs again, the sweeper re-submits overdue deliveries, and
+GitHub redelivers events. The pattern for a side effect, e.g. posting a comment:
+
+    def post_welcome(ctx: JobContext, *, installation_id: int, repo: str, number: int) -> None:
+        key = f"welcome:{repo}#{number}"
+        with once(ctx, key) as first:
+            if not first:
+                return                      # recorded as done: a rerun does nothing
+            check_halt(ctx, installation_id)
+            if not marker_on_github(...):   # check-then-act on what GitHub shows
+                post_comment(..., body=text + f"<!-- ourobot:{key} -->")
+
+`once` records the key in the `effects` table when the block finishes and holds a lease while
+it runs, so two copies of the job never act at the same time. A crash after the GitHub write
+but before the record leaves no row; the rerun then finds the hidden marker on GitHub and skips
+the write. So: the local record makes reruns cheap, the marker on GitHub makes them correct.
+"""
+
+from __future__ import annotations
+
+import logging
+import pkgutil
+import random
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import import_module
+from typing import Any, Protocol
+
+import httpx
+import redis
+from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.errors import ConfigError
+from app.github_client import GitHubClients
+from app.inbox import Inbox
+from app.settings import Settings
+from app.store import Store
+from app.store.schema import effects
+
+logger = logging.getLogger(__name__)
+
+JobValue = str | int | bool | None | list[str]
+JobFunc = Callable[..., None]
+
+# Celery task names the workers use themselves; a job may not take them.
+RESERVED_JOB_NAMES = frozenset({"process_delivery", "sweep"})
+_JOB_NAME = re.compile(r"[a-z][a-z0-9_.-]{0,99}")
+
+# Modules holding ourobot's own jobs; handler packages add `app/handlers/*_jobs.py`.
+BUILTIN_JOB_MODULES = ("app.recovery",)
+HANDLER_PACKAGE = "app.handlers"
+HANDLER_JOB_SUFFIX = "_jobs"
+
+# Claiming an inbox row holds it this long; routing takes well under a second, so a holder
+# that has not finished by then died, and the sweeper hands the row to someone else.
+DELIVERY_LEASE_S = 120.0
+# A delivery failing this many times is marked failed and left for a person to look at.
+MAX_DELIVERY_ATTEMPTS = 10
+
+# Retries of one job: rate limits wait what GitHub says, transient failures back off.
+MAX_JOB_RETRIES = 6
+BACKOFF_BASE_S = 2.0
+BACKOFF_CAP_S = 300.0
+MIN_RATE_LIMIT_WAIT_S = 1.0
+
+_EFFECT_LEASE_PREFIX = "ourobot:effect-lease:"
+# Deletes the lease only if we still hold it: an expired lease may belong to someone else now.
+_RELEASE_SCRIPT = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a handler asks for: a registered job name and plain JSON values only.
+
+    Pass `installation_id` among the kwargs when the job acts for an installation: the task
+    layer then checks that installation's halt before the job starts.
+    """
+
+    name: str
+    kwargs: Mapping[str, JobValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not _JOB_NAME.fullmatch(self.name):
+            raise ValueError(f"job name {self.name!r} must match {_JOB_NAME.pattern}")
+        for key, value in self.kwargs.items():
+            if not _is_plain(value):
+                raise TypeError(
+                    f"job {self.name}: argument {key!r} is {type(value).__name__}; "
+                    "jobs take only str, int, bool, None or a list of str"
+                )
+
+
+def _is_plain(value: object) -> bool:
+    if value is None or isinstance(value, str | int):  # bool is an int
+        return True
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+class _LocalLeases:
+    """Effect leases for a context without Redis (embedded mode: one process)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: set[str] = set()
+
+    def acquire(self, key: str) -> bool:
+        with self._lock:
+            if key in self._held:
+                return False
+            self._held.add(key)
+            return True
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            self._held.discard(key)
+
+
+@dataclass
+class JobContext:
+    """What every job gets: built once per worker process (or embedded runner) from settings."""
+
+    settings: Settings
+    store: Store
+    github: GitHubClients
+    redis: redis.Redis | None
+    _local_leases: _LocalLeases = field(default_factory=_LocalLeases, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, store: Store | None = None) -> JobContext:
+        """Build clients from settings; nothing connects until first used."""
+        client = None
+        if settings.redis_url:
+            client = redis.Redis.from_url(
+                settings.redis_url, socket_connect_timeout=5, socket_timeout=10
+            )
+        return cls(
+            settings=settings,
+            store=store if store is not None else Store.open(settings),
+            github=GitHubClients(settings),
+            redis=client,
+        )
+
+
+# ---- the registry ---------------------------------------------------------------------------
+
+_REGISTRY: dict[str, JobFunc] = {}
+
+
+def job(name: str) -> Callable[[JobFunc], JobFunc]:
+    """Register `func` as the job `name` (a Celery task `ourobot.<name>` in worker mode)."""
+    if not _JOB_NAME.fullmatch(name) or name in RESERVED_JOB_NAMES:
+        raise ValueError(f"job name {name!r} is reserved or does not match {_JOB_NAME.pattern}")
+
+    def register(func: JobFunc) -> JobFunc:
+        known = _REGISTRY.get(name)
+        if known is not None and _qualified(known) != _qualified(func):
+            raise ValueError(f"job {name!r} is already registered by {_qualified(known)}")
+        _REGISTRY[name] = func
+        return func
+
+    return register
+
+
+def _qualified(func: JobFunc) -> str:
+    return f"{func.__module__}.{func.__qualname__}"
+
+
+def registered_jobs() -> Mapping[str, JobFunc]:
+    """Every job registered so far (see `load_job_modules`), by name."""
+    return dict(_REGISTRY)
+
+
+def load_job_modules(settings: Settings) -> tuple[str, ...]:
+    """Import the modules that register jobs: ourobot's own, then `OUROBOT_EXTRA_JOB_MODULES`.
+
+    Workers and the embedded runner call this at start, before turning jobs into tasks.
+    """
+    builtin = [*BUILTIN_JOB_MODULES, *_handler_job_modules()]
+    for name in builtin:
+        import_module(name)
+    for name in settings.extra_job_modules:
+        try:
+            import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"OUROBOT_EXTRA_JOB_MODULES: cannot import {name}: {exc}") from None
+    return (*builtin, *settings.extra_job_modules)
+
+
+def _handler_job_modules() -> list[str]:
+    try:
+        package = import_module(HANDLER_PACKAGE)
+    except ModuleNotFoundError as exc:
+        if exc.name == HANDLER_PACKAGE:
+            return []
+        raise
+    return sorted(
+        f"{HANDLER_PACKAGE}.{info.name}"
+        for info in pkgutil.iter_modules(package.__path__)
+        if info.name.endswith(HANDLER_JOB_SUFFIX)
+    )
+
+
+# ---- keyed effects --------------------------------------------------------------------------
+
+
+class EffectBusy(Exception):
+    """Another run of the same job holds the effect's lease; try again after `retry_after_s`."""
+
+    def __init__(self, key: str, retry_after_s: float) -> None:
+        super().__init__(f"effect {key!r} is being done by another run")
+        self.key = key
+        self.retry_after_s = retry_after_s
+
+
+def effect_done(ctx: JobContext, key: str) -> bool:
+    """Whether the effect `key` has been recorded."""
+    with ctx.store.read_session() as session:
+        found = session.execute(select(effects.c.key).where(effects.c.key == key)).first()
+    return found is not None
+
+
+def record_effect(ctx: JobContext, key: str, detail: str | None = None) -> bool:
+    """Record the effect `key`; says whether this call recorded it (False: it already was)."""
+    with ctx.store.session() as session:
+        dialect = session.get_bind().dialect.name
+        insert = postgresql.insert(effects) if dialect == "postgresql" else sqlite.insert(effects)
+        inserted = session.execute(
+            insert.values(key=key, created_at=datetime.now(UTC), detail=detail)
+            .on_conflict_do_nothing(index_elements=[effects.c.key])
+            .returning(effects.c.key)
+        ).first()
+    return inserted is not None
+
+
+@contextmanager
+def once(ctx: JobContext, key: str, *, detail: str | None = None) -> Iterator[bool]:
+    """`with once(ctx, key) as first:` - do the effect only when `first`; see the module doc.
+
+    Yields False when the effect is already recorded. Otherwise holds a lease on `key` (Redis,
+    or a process-local one without Redis) for the block, yields True, and records the effect
+    when the block ends without an exception. Raises `EffectBusy` when another run holds it.
+    """
+    if effect_done(ctx, key):
+        yield False
+        return
+    with _effect_lease(ctx, key):
+        if effect_done(ctx, key):  # the previous holder finished while we waited
+            yield False
+            return
+        yield True
+        record_effect(ctx, key, detail)
+
+
+@contextmanager
+def _effect_lease(ctx: JobContext, key: str) -> Iterator[None]:
+    # A live holder runs at most the task time limit, so the lease outlives it; a dead
+    # holder's lease expires with it.
+    lease_s = ctx.settings.task_time_limit_s
+    if ctx.redis is None:
+        if not ctx._local_leases.acquire(key):
+            raise EffectBusy(key, retry_after_s=BACKOFF_BASE_S)
+        try:
+            yield
+        finally:
+            ctx._local_leases.release(key)
+        return
+    name, token = _EFFECT_LEASE_PREFIX + key, uuid.uuid4().hex
+    if not ctx.redis.set(name, token, nx=True, ex=lease_s):
+        remaining = ctx.redis.ttl(name)
+        wait = float(remaining) if isinstance(remaining, int) and remaining > 0 else lease_s
+        raise EffectBusy(key, retry_after_s=wait)
+    try:
+        yield
+    finally:
+        ctx.redis.eval(_RELEASE_SCRIPT, 1, name, token)
+
+
+# ---- retries --------------------------------------------------------------------------------
+
+
+def retry_delay(
+    exc: BaseException, retries: int, *, jitter: Callable[[], float] = random.random
+) -> float | None:
+    """Seconds to wait before running a failed job again, or None when it must not be retried.
+
+    `retries` is how often it has been retried already. A rate limit waits what GitHub said
+    (`retry-after`, else until `x-ratelimit-reset`; githubkit computes it); 5xx answers and
+    connection failures back off exponentially with jitter; anything else is a bug or a refusal
+    and is not retried.
+    """
+    if retries >= MAX_JOB_RETRIES:
+        return None
+    if isinstance(exc, RateLimitExceeded):
+        return max(exc.retry_after.total_seconds(), MIN_RATE_LIMIT_WAIT_S)
+    if isinstance(exc, EffectBusy):
+        return exc.retry_after_s
+    if is_transient(exc):
+        return min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2.0**retries) * (0.5 + jitter() / 2)
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure that may go away by itself: GitHub 5xx, a timeout, a lost connection."""
+    if isinstance(exc, RequestFailed):
+        status: int = exc.response.status_code
+        return status >= 500
+    return isinstance(
+        exc,
+        RequestError
+        | httpx.TransportError
+        | ConnectionError
+        | TimeoutError
+        | redis.ConnectionError
+        | redis.TimeoutError,
+    )
+
+
+# ---- the processing step --------------------------------------------------------------------
+
+
+class RouterLike(Protocol):
+    """What `process_delivery` needs of `app.routing.Router`."""
+
+    def route(
+        self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str
+    ) -> list[Job]: ...
+
+
+def process_delivery(
+    ctx: JobContext, router: RouterLike, row_id: int, enqueue: Callable[[Job], None]
+) -> bool:
+    """Claim inbox row `row_id`, route it, enqueue its jobs, mark it done.
+
+    Returns False when the row is not claimable (done, failed, or leased by another run). On
+    an exception the row goes back to pending (or failed after MAX_DELIVERY_ATTEMPTS) and the
+    exception propagates; the sweeper re-submits pending rows. Enqueueing a row's jobs twice is
+    harmless because jobs are idempotent.
+    """
+    inbox = Inbox(ctx.store)
+    row = inbox.claim(row_id, DELIVERY_LEASE_S)
+    if row is None:
+        logger.debug("inbox row %d is not claimable; skipped", row_id)
+        return False
+    try:
+        jobs = router.route(row.event, row.action, row.payload(), delivery_id=row.delivery_id)
+        for planned in jobs:
+            enqueue(planned)
+    except Exception as exc:
+        final = row.attempts >= MAX_DELIVERY_ATTEMPTS
+        inbox.fail(row_id, f"{type(exc).__name__}: {exc}"[:1000], final=final)
+        logger.warning(
+            "inbox row %d (%s %s) failed on attempt %d%s: %s",
+            row_id,
+            row.event,
+            row.delivery_id,
+            row.attempts,
+            " (final)" if final else "",
+            exc,
+        )
+        raise
+    inbox.finish(row_id)
+    logger.info("inbox row %d (%s %s): %d job(s)", row_id, row.event, row.delivery_id, len(jobs))
+    return True

@@ -1,0 +1,164 @@
+"""The Celery tasks: one per registered job, plus the delivery entry task and the sweeper.
+
+Each task takes plain values only and builds nothing itself: the per-process `JobContext` (and
+router) is created on first use inside the worker process, after the prefork pool forked, so
+connections and GitHub tokens belong to the process that uses them.
+
+What a job's failure leads to:
+- `app.halt.Halted`: stop, no retry (the task succeeds as "halted");
+- GitHub rate limit: retry after its `retry_after` (what `retry-after` / `x-ratelimit-reset` say);
+- GitHub 5xx, timeouts, lost connections, a busy effect lease: retry with backoff and jitter;
+- anything else, or too many retries: the task fails and the worker logs it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from celery import Celery, Task
+
+from app.halt import Halted, check_halt
+from app.jobs import (
+    MAX_JOB_RETRIES,
+    JobContext,
+    JobFunc,
+    JobValue,
+    RouterLike,
+    process_delivery,
+    registered_jobs,
+    retry_delay,
+)
+from app.recovery import sweep_overdue
+from app.settings import Settings
+from tasks.dispatch import PROCESS_DELIVERY_TASK, SWEEP_TASK, CeleryDispatcher, send_job, task_name
+
+logger = logging.getLogger(__name__)
+
+HALTED = "halted"
+OK = "ok"
+
+
+class WorkerState:
+    """The context and router of one worker process, built lazily and rebuilt after a fork."""
+
+    def __init__(
+        self, settings: Settings, router_factory: Callable[[Settings], RouterLike]
+    ) -> None:
+        self.settings = settings
+        self._router_factory = router_factory
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._context: JobContext | None = None
+        self._router: RouterLike | None = None
+
+    def context(self) -> JobContext:
+        with self._lock:
+            self._forget_if_forked()
+            if self._context is None:
+                self._context = JobContext.from_settings(self.settings)
+            return self._context
+
+    def router(self) -> RouterLike:
+        with self._lock:
+            self._forget_if_forked()
+            if self._router is None:
+                self._router = self._router_factory(self.settings)
+            return self._router
+
+    def _forget_if_forked(self) -> None:
+        if self._pid != os.getpid():
+            self._pid, self._context, self._router = os.getpid(), None, None
+
+
+def _default_router_factory(settings: Settings) -> RouterLike:
+    from app.routing import build_router  # routing imports the handlers; only workers need it
+
+    router: RouterLike = build_router(settings)
+    return router
+
+
+def register_tasks(
+    celery_app: Celery,
+    settings: Settings,
+    router_factory: Callable[[Settings], RouterLike] = _default_router_factory,
+) -> WorkerState:
+    """Turn every registered job into a task and add the delivery and sweeper tasks."""
+    state = WorkerState(settings, router_factory)
+    for name, func in registered_jobs().items():
+        _register_job(celery_app, state, name, func)
+    _register_process_delivery(celery_app, state)
+    _register_sweep(celery_app, state)
+    return state
+
+
+def _register_job(celery_app: Celery, state: WorkerState, name: str, func: JobFunc) -> None:
+    # Retry countdowns stay at or below the time limit, half the visibility timeout: a longer
+    # one would make Redis hand the waiting message out again before it is due.
+    longest_wait = float(state.settings.task_time_limit_s)
+
+    def run_job(self: Task, **kwargs: JobValue) -> str:
+        ctx = state.context()
+        try:
+            installation_id = kwargs.get("installation_id")
+            check_halt(ctx, installation_id if isinstance(installation_id, int) else None)
+            func(ctx, **kwargs)
+        except Halted as exc:
+            logger.warning("job %s stopped by a halt: %s", name, exc)
+            return HALTED
+        except Exception as exc:
+            delay = retry_delay(exc, self.request.retries)
+            if delay is None:
+                raise
+            logger.warning(
+                "job %s: %s: %s; retry %d in %.1fs",
+                name,
+                type(exc).__name__,
+                exc,
+                self.request.retries + 1,
+                delay,
+            )
+            raise self.retry(exc=exc, countdown=min(delay, longest_wait)) from exc
+        return OK
+
+    celery_app.task(name=task_name(name), bind=True, max_retries=MAX_JOB_RETRIES)(run_job)
+
+
+def _register_process_delivery(celery_app: Celery, state: WorkerState) -> None:
+    def process(row_id: int) -> bool:
+        try:
+            return process_delivery(
+                state.context(),
+                state.router(),
+                row_id,
+                lambda planned: send_job(celery_app, planned),
+            )
+        except Exception:
+            # The inbox row is pending again (or failed after too many attempts); the sweeper
+            # re-submits it, so this message is done either way.
+            logger.exception("inbox row %d failed; left for the sweeper", row_id)
+            return False
+
+    celery_app.task(name=PROCESS_DELIVERY_TASK)(process)
+
+
+def _register_sweep(celery_app: Celery, state: WorkerState) -> None:
+    dispatcher = CeleryDispatcher(celery_app)
+
+    def sweep() -> list[int]:
+        return sweep_overdue(
+            state.context().store,
+            dispatcher.submit,
+            older_than_s=state.settings.sweep_after_s,
+        )
+
+    celery_app.task(name=SWEEP_TASK)(sweep)
+
+
+def registered_task_names(celery_app: Celery) -> list[str]:
+    """ourobot's tasks in `celery_app` (Celery adds its own `celery.*` ones)."""
+    tasks: dict[str, Any] = dict(celery_app.tasks)
+    return sorted(name for name in tasks if name.startswith("ourobot."))
