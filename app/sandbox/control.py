@@ -1,0 +1,477 @@
+"""The sandbox's setup API (`/_sandbox/*`, admin token required) and `SandboxControl`, the
+Python client tests and the demo use to drive it: users, repositories, permissions, the App's
+installations and webhook, CI commands, faults, counters and reset.
+
+These routes are not GitHub's: they are how a test arranges the world GitHub would already hold.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.sandbox import events
+from app.sandbox.gitops import BareRepo, GitError
+from app.sandbox.routing import Services
+from app.sandbox.serializers import repo_json
+from app.sandbox.state import LEVELS, CiConfig, Installation, Label, Repo, User, UserType
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_USER_TYPES = ("User", "Bot", "Organization")
+DEFAULT_LABELS = (
+    ("bug", "d73a4a", "Something isn't working"),
+    ("documentation", "0075ca", "Improvements or additions to documentation"),
+    ("duplicate", "cfd3d7", "This issue or pull request already exists"),
+    ("enhancement", "a2eeef", "New feature or request"),
+    ("good first issue", "7057ff", "Good for newcomers"),
+    ("help wanted", "008672", "Extra attention is needed"),
+    ("invalid", "e4e669", "This doesn't seem right"),
+    ("question", "d876e3", "Further information is requested"),
+    ("wontfix", "ffffff", "This will not be worked on"),
+)
+
+
+class ControlError(Exception):
+    """A setup request the sandbox refuses (bad name, unknown user, ...): a 4xx answer."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class SandboxError(Exception):
+    """Raised by `SandboxControl` when the sandbox refuses a setup request."""
+
+
+# ----- server side --------------------------------------------------------------------------------
+def _name(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not _NAME.match(value) or value.endswith(".git"):
+        raise ControlError(f"invalid {what}: {value!r}")
+    return value
+
+
+def _user(sb: Services, login: Any) -> User:
+    user = sb.state.user(str(login))
+    if user is None:
+        raise ControlError(f"unknown user {login!r}", 404)
+    return user
+
+
+def _repo(sb: Services, owner: str, name: str) -> Repo:
+    repo = sb.state.repo(owner, name)
+    if repo is None:
+        raise ControlError(f"unknown repository {owner}/{name}", 404)
+    return repo
+
+
+def create_user(sb: Services, body: dict[str, Any]) -> dict[str, Any]:
+    login = _name(body.get("login"), "login")
+    user_type = body.get("type", "User")
+    if user_type not in _USER_TYPES:
+        raise ControlError(f"invalid user type {user_type!r}; expected one of {_USER_TYPES}")
+    if sb.state.user(login) is not None:
+        raise ControlError(f"user {login!r} already exists")
+    kind: UserType = user_type
+    user, token = sb.state.add_user(login, kind)
+    return {"login": user.login, "id": user.id, "type": user.type, "token": token}
+
+
+def create_repo(sb: Services, body: dict[str, Any]) -> dict[str, Any]:
+    state = sb.state
+    owner = _user(sb, body.get("owner"))
+    name = _name(body.get("name"), "repository name")
+    if state.repo(owner.login, name) is not None:
+        raise ControlError(f"repository {owner.login}/{name} already exists")
+    seed = body.get("seed_dir")
+    if seed is not None and not Path(seed).is_dir():
+        raise ControlError(f"seed_dir is not a directory: {seed}")
+    branch = str(body.get("default_branch") or "main")
+    path = state.data_dir / "repos" / owner.login.lower() / f"{name.lower()}.git"
+    try:
+        BareRepo.create(path, Path(seed) if seed else None, default_branch=branch)
+    except GitError as exc:
+        raise ControlError(f"could not create the repository: {exc}") from exc
+    now = state.now()
+    repo = Repo(
+        id=state.next_id(),
+        owner=owner,
+        name=name,
+        path=path,
+        default_branch=branch,
+        private=bool(body.get("private", True)),
+        created_at=now,
+        pushed_at=now,
+        description=body.get("description"),
+    )
+    for label_name, color, description in DEFAULT_LABELS:
+        repo.labels[label_name] = Label(state.next_id(), label_name, color, description, True)
+    state.repos[(owner.login.lower(), name.lower())] = repo
+    head = BareRepo(path).resolve(f"refs/heads/{branch}")
+    return {**_repo_summary(sb, repo), "head_sha": head}
+
+
+def _repo_summary(sb: Services, repo: Repo) -> dict[str, Any]:
+    full = repo_json(sb.state, repo)
+    keys = ("id", "name", "full_name", "private", "default_branch", "clone_url", "html_url")
+    return {key: full[key] for key in keys}
+
+
+def set_permission(sb: Services, owner: str, name: str, login: str, body: dict[str, Any]) -> None:
+    repo = _repo(sb, owner, name)
+    user = _user(sb, login)
+    level = body.get("level")
+    if level not in LEVELS:
+        raise ControlError(f"invalid level {level!r}; expected one of {LEVELS}")
+    if user.id == repo.owner.id:
+        raise ControlError("the owner of a repository is always admin")
+    if level == "none":
+        repo.permissions.pop(user.id, None)
+    else:
+        repo.permissions[user.id] = str(level)
+
+
+def set_ci(sb: Services, owner: str, name: str, body: dict[str, Any]) -> None:
+    repo = _repo(sb, owner, name)
+    argv = body.get("argv")
+    if argv is None:
+        repo.ci = None
+        return
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise ControlError("argv must be a non-empty list of strings")
+    timeout = float(body.get("timeout_s") or 300)
+    repo.ci = CiConfig(list(argv), timeout)
+
+
+def install_app(sb: Services, body: dict[str, Any]) -> dict[str, Any]:
+    state = sb.state
+    account = _user(sb, body.get("owner"))
+    names = body.get("repos") or []
+    repos = [_repo(sb, account.login, str(n)) for n in names]
+    for repo in repos:
+        if state.installation_for(repo) is not None:
+            raise ControlError(f"the App is already installed on {repo.full_name}")
+    existing = next((i for i in state.installations.values() if i.account.id == account.id), None)
+    if existing is not None:
+        existing.repo_ids.extend(r.id for r in repos)
+        return {"id": existing.id}
+    inst = Installation(state.next_id(), state.app, account, [r.id for r in repos], state.now())
+    state.installations[inst.id] = inst
+    events.installation_created(sb, inst, account)
+    return {"id": inst.id}
+
+
+def installation_token(sb: Services, installation_id: int, body: dict[str, Any]) -> dict[str, Any]:
+    inst = sb.state.installations.get(installation_id)
+    if inst is None:
+        raise ControlError(f"unknown installation {installation_id}", 404)
+    ttl = body.get("ttl_s")
+    token = sb.state.add_token(
+        "installation",
+        installation=inst,
+        ttl_s=float(ttl) if ttl is not None else sb.state.token_ttl_s,
+    )
+    return {"token": token.value, "expires_at": token.expires_at}
+
+
+def app_info(sb: Services, key_path: Path | None) -> dict[str, Any]:
+    app = sb.state.app
+    return {
+        "id": app.id,
+        "slug": app.slug,
+        "name": app.name,
+        "client_id": app.client_id,
+        "private_key_pem": app.private_key_pem,
+        "private_key_path": str(key_path) if key_path else None,
+        "bot_login": app.bot.login,
+        "bot_id": app.bot.id,
+        "webhook_secret": sb.state.webhook.secret,
+        "actions_app_id": sb.state.actions_app.id,
+    }
+
+
+def set_webhook(sb: Services, body: dict[str, Any]) -> None:
+    url, secret = body.get("url"), body.get("secret")
+    if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+        raise ControlError(f"invalid webhook url {url!r}")
+    sb.state.webhook.url = url
+    sb.state.webhook.secret = secret if isinstance(secret, str) and secret else None
+
+
+def set_settings(sb: Services, body: dict[str, Any]) -> None:
+    if "token_ttl_s" in body:
+        ttl = float(body["token_ttl_s"])
+        if ttl <= 0:
+            raise ControlError("token_ttl_s must be positive")
+        sb.state.token_ttl_s = ttl
+
+
+def add_fault(sb: Services, body: dict[str, Any]) -> dict[str, Any]:
+    allowed = {
+        "kind",
+        "method",
+        "path",
+        "token",
+        "times",
+        "rate",
+        "retry_after_s",
+        "delay_s",
+        "reset_in_s",
+    }
+    unknown = set(body) - allowed
+    if unknown:
+        raise ControlError(f"unknown fault fields: {sorted(unknown)}")
+    try:
+        fault = sb.faults.add(
+            str(body.get("kind")), **{k: v for k, v in body.items() if k != "kind"}
+        )
+    except (ValueError, TypeError, re.error) as exc:
+        raise ControlError(str(exc)) from exc
+    return fault.describe()
+
+
+def deliveries(sb: Services) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": a.id,
+            "guid": a.guid,
+            "event": a.event,
+            "action": a.action,
+            "redelivery": a.redelivery,
+            "status_code": a.status_code,
+            "status": a.status,
+            "payload": json.loads(a.body),
+        }
+        for a in sb.state.attempts
+    ]
+
+
+def reset(sb: Services) -> None:
+    with sb.state.lock:
+        sb.state.reset()
+        sb.faults.reset()
+
+
+# ----- HTTP plumbing ------------------------------------------------------------------------------
+Op = Callable[[Request, dict[str, Any]], Any]
+
+
+def control_routes(sb: Services, admin_token: str, key_path: Path | None) -> list[Route]:
+    def guarded(op: Op) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            given = request.headers.get("authorization", "").partition(" ")[2]
+            if not hmac.compare_digest(given.encode(), admin_token.encode()):
+                return JSONResponse({"message": "admin token required"}, status_code=401)
+            raw = await request.body()
+            try:
+                body = json.loads(raw) if raw.strip() else {}
+            except ValueError:
+                return JSONResponse({"message": "body is not JSON"}, status_code=400)
+            if not isinstance(body, dict):
+                return JSONResponse({"message": "body must be an object"}, status_code=400)
+
+            def run() -> Any:
+                with sb.state.lock:
+                    return op(request, body)
+
+            try:
+                result = await run_in_threadpool(run)
+            except ControlError as exc:
+                return JSONResponse({"message": str(exc)}, status_code=exc.status)
+            return JSONResponse(result if result is not None else {})
+
+        return endpoint
+
+    async def wait_endpoint(request: Request) -> Response:
+        given = request.headers.get("authorization", "").partition(" ")[2]
+        if not hmac.compare_digest(given.encode(), admin_token.encode()):
+            return JSONResponse({"message": "admin token required"}, status_code=401)
+        raw = await request.body()
+        timeout = float((json.loads(raw) if raw.strip() else {}).get("timeout_s", 30))
+
+        def block() -> bool:
+            return sb.ci.wait_idle(timeout) and sb.hooks.wait_idle(timeout)
+
+        # Waiting must not hold the state lock: the threads it waits for need it.
+        return JSONResponse({"idle": await run_in_threadpool(block)})
+
+    p = "/_sandbox"
+
+    def repo_args(request: Request) -> tuple[str, str]:
+        return request.path_params["owner"], request.path_params["repo"]
+
+    return [
+        Route(f"{p}/users", guarded(lambda r, b: create_user(sb, b)), methods=["POST"]),
+        Route(f"{p}/repos", guarded(lambda r, b: create_repo(sb, b)), methods=["POST"]),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/permissions/{{login}}",
+            guarded(lambda r, b: set_permission(sb, *repo_args(r), r.path_params["login"], b)),
+            methods=["PUT"],
+        ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/ci",
+            guarded(lambda r, b: set_ci(sb, *repo_args(r), b)),
+            methods=["PUT"],
+        ),
+        Route(f"{p}/installations", guarded(lambda r, b: install_app(sb, b)), methods=["POST"]),
+        Route(
+            f"{p}/installations/{{installation_id:int}}/token",
+            guarded(lambda r, b: installation_token(sb, r.path_params["installation_id"], b)),
+            methods=["POST"],
+        ),
+        Route(f"{p}/app", guarded(lambda r, b: app_info(sb, key_path)), methods=["GET"]),
+        Route(f"{p}/webhook", guarded(lambda r, b: set_webhook(sb, b)), methods=["PUT"]),
+        Route(f"{p}/settings", guarded(lambda r, b: set_settings(sb, b)), methods=["PUT"]),
+        Route(f"{p}/faults", guarded(lambda r, b: add_fault(sb, b)), methods=["POST"]),
+        Route(f"{p}/faults", guarded(lambda r, b: sb.faults.clear_faults()), methods=["DELETE"]),
+        Route(f"{p}/stats", guarded(lambda r, b: sb.faults.snapshot()), methods=["GET"]),
+        Route(f"{p}/deliveries", guarded(lambda r, b: deliveries(sb)), methods=["GET"]),
+        Route(f"{p}/reset", guarded(lambda r, b: reset(sb)), methods=["POST"]),
+        Route(f"{p}/wait", wait_endpoint, methods=["POST"]),
+    ]
+
+
+# ----- client side --------------------------------------------------------------------------------
+class SandboxControl:
+    """A client for the `/_sandbox/*` API of a running sandbox."""
+
+    def __init__(self, url: str, admin_token: str, *, timeout_s: float = 60.0) -> None:
+        self.url = url.rstrip("/")
+        self._client = httpx.Client(
+            base_url=self.url + "/_sandbox",
+            headers={"Authorization": f"Bearer {admin_token}"},
+            timeout=timeout_s,
+            trust_env=False,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> SandboxControl:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        response = self._client.request(method, path, json=body)
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("message", response.text)
+            except ValueError:
+                message = response.text
+            raise SandboxError(f"{method} /_sandbox{path}: {response.status_code} {message}")
+        return response.json()
+
+    # users, repos, permissions
+    def create_user(self, login: str, *, type: str = "User") -> str:
+        """Create a user (or Bot, or Organization) and return its personal token."""
+        return str(self._call("POST", "/users", {"login": login, "type": type})["token"])
+
+    def create_repo(
+        self,
+        owner: str,
+        name: str,
+        seed_dir: Path | str | None = None,
+        *,
+        default_branch: str = "main",
+        private: bool = True,
+        description: str | None = None,
+    ) -> dict[str, Any]:
+        """A repo seeded from `seed_dir` (one commit): id, full_name, clone_url, head_sha, ..."""
+        body = {
+            "owner": owner,
+            "name": name,
+            "seed_dir": str(seed_dir) if seed_dir is not None else None,
+            "default_branch": default_branch,
+            "private": private,
+            "description": description,
+        }
+        result: dict[str, Any] = self._call("POST", "/repos", body)
+        return result
+
+    def set_permission(self, owner: str, repo: str, login: str, level: str) -> None:
+        """level: none|read|triage|write|maintain|admin ("none" removes collaborator access)."""
+        self._call("PUT", f"/repos/{owner}/{repo}/permissions/{login}", {"level": level})
+
+    def set_ci_command(
+        self, owner: str, repo: str, argv: list[str] | None, *, timeout_s: float = 300
+    ) -> None:
+        """Run `argv` as the `ci/test` check on every PR head; None turns CI off."""
+        self._call("PUT", f"/repos/{owner}/{repo}/ci", {"argv": argv, "timeout_s": timeout_s})
+
+    # the App
+    def install_app(self, owner: str, repos: list[str]) -> int:
+        return int(self._call("POST", "/installations", {"owner": owner, "repos": repos})["id"])
+
+    def installation_token(self, installation_id: int, *, ttl_s: float | None = None) -> str:
+        body = {"ttl_s": ttl_s}
+        return str(self._call("POST", f"/installations/{installation_id}/token", body)["token"])
+
+    def app_info(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", "/app")
+        return result
+
+    def set_webhook(self, url: str | None, secret: str | None = None) -> None:
+        self._call("PUT", "/webhook", {"url": url, "secret": secret})
+
+    def set_token_ttl(self, seconds: float) -> None:
+        self._call("PUT", "/settings", {"token_ttl_s": seconds})
+
+    # faults and accounting
+    def add_fault(
+        self,
+        kind: str,
+        *,
+        method: str = "*",
+        path: str = "",
+        token: str | None = None,
+        times: int | None = 1,
+        rate: float | None = None,
+        retry_after_s: int = 1,
+        delay_s: float = 0.0,
+        reset_in_s: int = 2,
+    ) -> dict[str, Any]:
+        """kind: 502 | secondary | 429 | primary | latency; `path` is a regex searched in the
+        request path; one-shot by default (`times`), or random with probability `rate`."""
+        body = {
+            "kind": kind,
+            "method": method,
+            "path": path,
+            "token": token,
+            "times": times,
+            "rate": rate,
+            "retry_after_s": retry_after_s,
+            "delay_s": delay_s,
+            "reset_in_s": reset_in_s,
+        }
+        result: dict[str, Any] = self._call("POST", "/faults", body)
+        return result
+
+    def clear_faults(self) -> None:
+        self._call("DELETE", "/faults")
+
+    def stats(self) -> dict[str, Any]:
+        """{"total", "routes": {"GET /repos/{owner}/{repo}": n}, "identities", "faults", "log"}"""
+        result: dict[str, Any] = self._call("GET", "/stats")
+        return result
+
+    def deliveries(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._call("GET", "/deliveries")
+        return result
+
+    def wait_idle(self, timeout_s: float = 30.0) -> bool:
+        """Wait until queued CI runs and webhook deliveries are done."""
+        return bool(self._call("POST", "/wait", {"timeout_s": timeout_s})["idle"])
+
+    def reset(self) -> None:
+        self._call("POST", "/reset")
