@@ -1,0 +1,111 @@
+"""What the guard rules read: a set of file changes, however it was obtained.
+
+Both sources (a unified diff given to us, or two revisions of a repository whose diff we compute
+ourselves) produce this same plain data, so every rule is one function over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+SYMLINK_MODE = "120000"
+GITLINK_MODE = "160000"
+
+Status = Literal["added", "deleted", "modified", "renamed", "copied"]
+Source = Literal["repo", "diff", "worktree"]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One added or removed line of text.
+
+    `number` is the line's number on its own side (new file for added lines, old file for
+    removed ones); `anchor` is a line of the new file near the change, for annotations.
+    """
+
+    number: int
+    text: str
+    anchor: int
+
+
+@dataclass(frozen=True)
+class FileChange:
+    status: Status
+    old_path: str | None
+    new_path: str | None
+    old_mode: str | None = None
+    new_mode: str | None = None
+    binary: bool = False
+    added: tuple[Line, ...] = ()
+    removed: tuple[Line, ...] = ()
+    # Whole-file line counts when known (always with --repo; in a diff only when it shows them).
+    old_line_count: int | None = None
+    new_line_count: int | None = None
+    # The new side's link target, when the new side is a symlink and its content is known.
+    link_target: str | None = None
+    # Bytes of binary content on the new side (diff mode: unknown, 0).
+    binary_bytes: int = 0
+
+    @property
+    def path(self) -> str:
+        """The path to report: where the file is now, or where it was if it is gone."""
+        path = self.new_path if self.new_path is not None else self.old_path
+        return path or ""
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        found = [p for p in (self.old_path, self.new_path) if p is not None]
+        return tuple(dict.fromkeys(found))
+
+    @property
+    def added_count(self) -> int:
+        return len(self.added)
+
+    @property
+    def removed_count(self) -> int:
+        return len(self.removed)
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.new_mode == SYMLINK_MODE
+
+    @property
+    def touches_gitlink(self) -> bool:
+        return GITLINK_MODE in (self.old_mode, self.new_mode)
+
+    @property
+    def mode_changed(self) -> bool:
+        return (
+            self.old_mode is not None
+            and self.new_mode is not None
+            and self.old_mode != self.new_mode
+        )
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """Every file change between two states, plus what is known about the whole diff."""
+
+    files: tuple[FileChange, ...]
+    source: Source
+    diff_bytes: int
+    base: str | None = None
+    head: str | None = None
+    # Set when the diff could not be evaluated (too large, unavailable, truncated): a failure.
+    unevaluable: str | None = None
+    # Symlinks in the new state (path -> target), for following chains of links.
+    links: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def added_lines(self) -> int:
+        return sum(change.added_count for change in self.files)
+
+    @property
+    def deleted_lines(self) -> int:
+        return sum(change.removed_count for change in self.files)
+
+    @property
+    def binary_files(self) -> int:
+        return sum(1 for change in self.files if change.binary)

@@ -1,0 +1,206 @@
+"""Reading a unified diff (git's or plain `diff -u`) into a `ChangeSet`, with unidiff.
+
+unidiff gives hunks, modes and binary markers; git's extended headers it keeps as raw lines
+(`rename from`, `copy to`, ...) are read here, and git's C-style quoted paths are unquoted, so a
+path is compared exactly as git would write it to disk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchedFile, PatchSet
+
+from app.errors import UserError
+from app.guards.changes import SYMLINK_MODE, ChangeSet, FileChange, Line, Status
+
+_DEV_NULL = "/dev/null"
+_PREFIX = re.compile(r"[abciow12]/")
+_EXTENDED = re.compile(r"^(rename from|rename to|copy from|copy to) (.*)$")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+# git's default context; used when a diff does not show its own width (see _old_length).
+_DEFAULT_CONTEXT = 3
+
+
+def parse_diff(data: bytes) -> ChangeSet:
+    """Parse a unified diff; an unreadable one is a `UserError` (bad input, exit code 2)."""
+    text = data.decode("utf-8", errors="replace")
+    try:
+        patch = PatchSet(text)
+    except (UnidiffParseError, UnicodeError, ValueError, AssertionError) as exc:
+        raise UserError(f"unreadable diff: {_one_line(str(exc))}") from None
+    if text.strip() and not len(patch):
+        raise UserError("unreadable diff: no file changes found (is it a unified diff?)")
+    files = tuple(_file_change(patched) for patched in patch)
+    links = {c.path: c.link_target for c in files if c.is_symlink and c.link_target is not None}
+    return ChangeSet(files=files, source="diff", diff_bytes=len(data), links=links)
+
+
+def unquote_git_path(path: str) -> str:
+    """`"a/\\303\\244"` -> `a/ä`: git quotes paths with unusual bytes using C escapes."""
+    if not (len(path) >= 2 and path.startswith('"') and path.endswith('"')):
+        return path
+    body = path[1:-1]
+    out = bytearray()
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char != "\\":
+            out.extend(char.encode("utf-8", errors="surrogateescape"))
+            index += 1
+            continue
+        following = body[index + 1 : index + 2]
+        octal = body[index + 1 : index + 4]
+        if len(octal) == 3 and all(c in "01234567" for c in octal):
+            out.append(int(octal, 8) & 0xFF)
+            index += 4
+        elif following in _ESCAPES:
+            out.append(_ESCAPES[following])
+            index += 2
+        else:
+            out.extend(b"\\")
+            index += 1
+    return out.decode("utf-8", errors="surrogateescape")
+
+
+@dataclass
+class _Header:
+    rename_from: str | None = None
+    rename_to: str | None = None
+    copy_from: str | None = None
+    copy_to: str | None = None
+
+
+def _header(patched: PatchedFile) -> _Header:
+    header = _Header()
+    for raw in patched.patch_info or ():
+        match = _EXTENDED.match(raw.rstrip("\n"))
+        if match is None:
+            continue
+        key, value = match.group(1).replace(" ", "_"), unquote_git_path(match.group(2))
+        setattr(header, key, value)
+    return header
+
+
+def _strip_prefix(name: str, other: str) -> str:
+    """Remove git's `a/` / `b/` prefix when the diff uses prefixes on both sides."""
+    other_has = other == _DEV_NULL or bool(_PREFIX.match(other))
+    if _PREFIX.match(name) and other_has:
+        return name[2:]
+    return name
+
+
+def _paths(patched: PatchedFile, header: _Header) -> tuple[str | None, str | None]:
+    source = unquote_git_path(patched.source_file or "")
+    target = unquote_git_path(patched.target_file or "")
+    old: str | None = None if source == _DEV_NULL else _strip_prefix(source, target)
+    new: str | None = None if target == _DEV_NULL else _strip_prefix(target, source)
+    old = header.rename_from or header.copy_from or old
+    new = header.rename_to or header.copy_to or new
+    return old, new
+
+
+def _status(old: str | None, new: str | None, header: _Header) -> Status:
+    if old is None:
+        return "added"
+    if new is None:
+        return "deleted"
+    if header.copy_from is not None:
+        return "copied"
+    if header.rename_from is not None or old != new:
+        return "renamed"
+    return "modified"
+
+
+def _file_change(patched: PatchedFile) -> FileChange:
+    header = _header(patched)
+    old_path, new_path = _paths(patched, header)
+    status = _status(old_path, new_path, header)
+    added, removed = _lines(patched)
+    old_count = _old_length(patched, status, len(removed))
+    new_count: int | None = None
+    if status == "added":
+        new_count = len(added)
+    elif status == "deleted":
+        new_count = 0
+    elif old_count is not None:
+        new_count = old_count - len(removed) + len(added)
+    link_target = None
+    if patched.target_mode == SYMLINK_MODE and added:
+        link_target = "".join(line.text for line in added)
+    return FileChange(
+        status=status,
+        old_path=old_path,
+        new_path=new_path,
+        old_mode=None if status == "added" else patched.source_mode,
+        new_mode=None if status == "deleted" else patched.target_mode,
+        binary=bool(patched.is_binary_file),
+        added=tuple(added),
+        removed=tuple(removed),
+        old_line_count=old_count,
+        new_line_count=new_count,
+        link_target=link_target,
+    )
+
+
+def _lines(patched: PatchedFile) -> tuple[list[Line], list[Line]]:
+    added: list[Line] = []
+    removed: list[Line] = []
+    for hunk in patched:
+        position = max(hunk.target_start, 1)
+        for line in hunk:
+            text = line.value[:-1] if line.value.endswith("\n") else line.value
+            if line.is_added:
+                number = line.target_line_no or position
+                added.append(Line(number, text, number))
+                position = number + 1
+            elif line.is_removed:
+                removed.append(Line(line.source_line_no or 0, text, position))
+            elif line.is_context and line.target_line_no:
+                position = line.target_line_no + 1
+    return added, removed
+
+
+def _old_length(patched: PatchedFile, status: Status, removed: int) -> int | None:
+    """The old file's length, when the diff proves it.
+
+    A deleted file shows every line. Otherwise the last hunk reaches the end of the file when it
+    has fewer trailing context lines than the diff's context width; without that proof the
+    length is unknown and the shrink rule cannot judge the file from this diff.
+    """
+    if status == "deleted":
+        return removed if len(patched) else None
+    if status == "added" or not len(patched):
+        return 0 if status == "added" else None
+    width = _context_width(patched)
+    last = patched[-1]
+    trailing = 0
+    for line in reversed(last):
+        if line.is_context:
+            trailing += 1
+        elif line.is_added or line.is_removed:
+            break
+    if trailing < width:
+        return int(last.source_start + last.source_length - 1)
+    return None
+
+
+def _context_width(patched: PatchedFile) -> int:
+    widths = []
+    for hunk in patched:
+        if hunk.source_start <= 1:
+            continue  # leading context is cut short by the start of the file
+        leading = 0
+        for line in hunk:
+            if not line.is_context:
+                break
+            leading += 1
+        widths.append(leading)
+    return max(widths) if widths else _DEFAULT_CONTEXT
+
+
+def _one_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else "parse error"
+    return first[:200]

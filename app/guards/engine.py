@@ -1,0 +1,141 @@
+"""The guards engine: one evaluation over a `ChangeSet`, and the three ways to get one.
+
+- `check_diff`: a unified diff someone hands us (CLI `--diff`), judged as written.
+- `check_repo`: two revisions of a repository; ourobot computes the diff itself and reads the
+  config from `.github/ourobot.yml` at the base, never the head (CLI `--repo`, the Action, the
+  check run).
+- `check_iteration`: an implementer's worktree against the revision it started from, before it
+  commits; the deletion limit is `max_deletions_per_iteration`.
+
+Every entry point returns a `GuardResult`; bad input raises `UserError`/`ConfigError`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.guards.changes import ChangeSet
+from app.guards.diff import parse_diff
+from app.guards.paths import ProtectedPaths
+from app.guards.repo import (
+    DEFAULT_LOAD_LIMIT,
+    changes_between,
+    isolated_git,
+    read_config_at,
+    resolve,
+    snapshot_worktree,
+)
+from app.guards.result import RULE_IDS, GuardResult, Violation
+from app.guards.rules import RULES, Policy, rules_off
+from app.repo_config import RepoConfig
+
+# Beyond this many violations of one rule, the rest are summarised in one more line.
+MAX_PER_RULE = 100
+
+
+def evaluate(
+    changes: ChangeSet,
+    config: RepoConfig,
+    *,
+    config_source: str = "defaults",
+    iteration: bool = False,
+) -> GuardResult:
+    """Apply every rule the config leaves on. Pure: same input, same result."""
+    guards = config.guards
+    policy = Policy(
+        guards=guards,
+        protected=ProtectedPaths(guards.effective_protected_paths(config.mode)),
+        max_deleted_lines=guards.max_deletions_per_iteration
+        if iteration
+        else guards.max_deleted_lines,
+    )
+    off = rules_off(policy)
+    if iteration and config.mode == "pro":
+        off.add("protected-path")  # pro mode: the implementer may; an admin approves the PR
+    evaluated = [rule for rule in RULE_IDS if rule not in off]
+    violations: list[Violation] = []
+    for rule in evaluated:
+        violations.extend(_capped(rule, RULES[rule](changes, policy)))
+    violations.sort(key=Violation.sort_key)
+    return GuardResult(tuple(violations), _stats(changes, config, config_source, evaluated, off))
+
+
+def _capped(rule: str, found: list[Violation]) -> list[Violation]:
+    if len(found) <= MAX_PER_RULE:
+        return found
+    rest = len(found) - MAX_PER_RULE
+    return [*found[:MAX_PER_RULE], Violation(rule, None, None, f"{rest} more not listed")]
+
+
+def _stats(
+    changes: ChangeSet,
+    config: RepoConfig,
+    config_source: str,
+    evaluated: list[str],
+    off: set[str],
+) -> dict[str, Any]:
+    return {
+        "source": changes.source,
+        "base": changes.base,
+        "head": changes.head,
+        "config": config_source,
+        "mode": config.mode,
+        "files": len(changes.files),
+        "added_lines": changes.added_lines,
+        "deleted_lines": changes.deleted_lines,
+        "diff_bytes": changes.diff_bytes,
+        "binary_files": changes.binary_files,
+        "evaluable": changes.unevaluable is None,
+        "rules": evaluated,
+        "rules_off": [rule for rule in RULE_IDS if rule in off],
+    }
+
+
+def check_diff(data: bytes, config: RepoConfig, *, config_source: str = "defaults") -> GuardResult:
+    return evaluate(parse_diff(data), config, config_source=config_source)
+
+
+def check_repo(
+    repo: Path,
+    base: str,
+    head: str,
+    config: RepoConfig | None = None,
+    *,
+    config_source: str | None = None,
+    load_limit: int = DEFAULT_LOAD_LIMIT,
+) -> GuardResult:
+    """Judge `base..head` in `repo`. Without `config`, the base's `.github/ourobot.yml` rules."""
+    with isolated_git(repo) as git:
+        base_sha = resolve(git, base)
+        head_sha = resolve(git, head)
+        source = config_source or "given"
+        if config is None:
+            config, source = read_config_at(git, base_sha)
+        changes = changes_between(git, base_sha, head_sha, load_limit=load_limit)
+    return evaluate(changes, config, config_source=source)
+
+
+def config_at(repo: Path, rev: str) -> tuple[RepoConfig, str]:
+    """The repo config committed at `rev` (the base), and a description of where it came from."""
+    with isolated_git(repo) as git:
+        return read_config_at(git, resolve(git, rev))
+
+
+def check_iteration(
+    worktree: Path,
+    base_rev: str,
+    config: RepoConfig,
+    *,
+    config_source: str = "given",
+    load_limit: int = DEFAULT_LOAD_LIMIT,
+) -> GuardResult:
+    """Judge what `git add -A` would commit in `worktree` against `base_rev`, before it is
+    committed; the worktree and its index are left untouched."""
+    with isolated_git(worktree) as git:
+        base_tree = resolve(git, base_rev, "tree")
+        head_tree = snapshot_worktree(git, worktree, base_tree)
+        changes = changes_between(
+            git, base_tree, head_tree, load_limit=load_limit, source="worktree"
+        )
+    return evaluate(changes, config, config_source=config_source, iteration=True)

@@ -1,0 +1,344 @@
+"""A `ChangeSet` computed from a git repository: two revisions, or a worktree against a revision.
+
+git runs as a subprocess with a list argv and an environment built from scratch (no system or
+global config, an empty HOME), and is asked only for plumbing that attributes cannot bend: the
+raw list of changed entries with rename detection (`diff-tree --raw -M`), blob contents
+(`cat-file --batch`) and trees. Line counts come from the blobs (see `app.guards.lines`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.errors import ConfigError, UserError
+from app.guards.changes import (
+    GITLINK_MODE,
+    SYMLINK_MODE,
+    ChangeSet,
+    FileChange,
+    Source,
+    Status,
+)
+from app.guards.lines import is_binary, line_delta
+from app.repo_config import DEFAULT_SOURCE, MAX_CONFIG_BYTES, RepoConfig, load_repo_config
+
+_ZERO_MODE = "000000"
+_STATUS: dict[str, Status] = {
+    "A": "added",
+    "D": "deleted",
+    "M": "modified",
+    "T": "modified",
+    "R": "renamed",
+    "C": "copied",
+}
+_OBJECT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_TIMEOUT_S = 600
+# Without a diff-bytes limit, blobs beyond this are still not read into memory: fail closed.
+DEFAULT_LOAD_LIMIT = 256 * 1024 * 1024
+
+
+class GitFailed(RuntimeError):
+    """A git command failed unexpectedly (not a bad revision or a missing repository)."""
+
+
+class Git:
+    """git in one repository, isolated from the host's and the user's git configuration."""
+
+    def __init__(self, repo: Path, home: Path, extra_env: Mapping[str, str] | None = None):
+        self.repo = repo
+        self._env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
+            **(extra_env or {}),
+        }
+
+    def run(
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(
+                ["git", *args],
+                input=stdin,
+                capture_output=True,
+                cwd=cwd or self.repo,
+                env={**self._env, **(env or {})},
+                timeout=_TIMEOUT_S,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise UserError("git is not installed or not on PATH") from None
+        except subprocess.TimeoutExpired:
+            raise GitFailed(f"git {args[0]} timed out after {_TIMEOUT_S} s") from None
+
+    def out(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> bytes:
+        proc = self.run(*args, stdin=stdin, cwd=cwd)
+        if proc.returncode != 0:
+            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitFailed(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
+        return proc.stdout
+
+
+@contextmanager
+def isolated_git(repo: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Git]:
+    """A `Git` for `repo` with an empty temporary HOME; refuses what is not a repository."""
+    if not repo.is_dir():
+        raise UserError(f"{repo}: not a directory")
+    with tempfile.TemporaryDirectory(prefix="ourobot-git-") as home:
+        git = Git(repo, Path(home), extra_env)
+        if git.run("rev-parse", "--git-dir").returncode != 0:
+            raise UserError(f"{repo}: not a git repository")
+        yield git
+
+
+def resolve(git: Git, rev: str, kind: str = "commit") -> str:
+    """The object id of `rev` as a commit (or tree); an unknown revision is a `UserError`."""
+    if not rev or rev.startswith("-") or any(c.isspace() or c == "\0" for c in rev):
+        raise UserError(f"invalid revision {rev!r}")
+    proc = git.run("rev-parse", "--verify", "--quiet", f"{rev}^{{{kind}}}")
+    sha = proc.stdout.decode("ascii", "replace").strip()
+    if proc.returncode != 0 or not _OBJECT_ID.match(sha):
+        raise UserError(f"unknown revision {rev!r} in {git.repo}")
+    return sha
+
+
+def has_commit(git: Git, sha: str) -> bool:
+    return git.run("cat-file", "-e", f"{sha}^{{commit}}").returncode == 0
+
+
+def read_config_at(git: Git, commit: str) -> tuple[RepoConfig, str]:
+    """`.github/ourobot.yml` as committed at `commit` (the base), and where it came from."""
+    listing = git.out("ls-tree", "-z", commit, "--", DEFAULT_SOURCE)
+    source = f"{DEFAULT_SOURCE}@{commit[:12]}"
+    if not listing:
+        return load_repo_config(None, source), f"defaults (no {DEFAULT_SOURCE} at {commit[:12]})"
+    meta, _, _ = listing.rstrip(b"\0").partition(b"\t")
+    mode, kind, sha = meta.decode("ascii").split()
+    if kind != "blob" or mode not in ("100644", "100755"):
+        raise ConfigError(f"{source}: not a regular file")
+    blobs = read_blobs(git, [sha])
+    raw = blobs.get(sha, b"")
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source}: file too large (the limit is {MAX_CONFIG_BYTES} bytes)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not valid UTF-8") from None
+    return load_repo_config(text, source), source
+
+
+@dataclass(frozen=True)
+class RawEntry:
+    old_mode: str
+    new_mode: str
+    old_sha: str
+    new_sha: str
+    status: Status
+    old_path: str | None
+    new_path: str | None
+
+
+def raw_entries(git: Git, base: str, head: str) -> list[RawEntry]:
+    """Changed entries between two tree-ishes, renames detected, submodules never ignored."""
+    out = git.out(
+        "diff-tree",
+        "-r",
+        "-z",
+        "--raw",
+        "--no-abbrev",
+        "-M",
+        "--ignore-submodules=none",
+        "--no-ext-diff",
+        "--no-textconv",
+        base,
+        head,
+    )
+    tokens = out.split(b"\0")
+    entries: list[RawEntry] = []
+    index = 0
+    while index < len(tokens):
+        meta = tokens[index]
+        index += 1
+        if not meta.startswith(b":"):
+            continue
+        old_mode, new_mode, old_sha, new_sha, status = meta[1:].decode("ascii").split(" ")
+        kind = _STATUS.get(status[:1])
+        if kind is None:
+            raise GitFailed(f"unexpected diff status {status!r}")
+        first = _path(tokens[index])
+        index += 1
+        second = None
+        if kind in ("renamed", "copied"):
+            second = _path(tokens[index])
+            index += 1
+        old_path = None if kind == "added" else first
+        new_path = None if kind == "deleted" else (second or first)
+        entries.append(RawEntry(old_mode, new_mode, old_sha, new_sha, kind, old_path, new_path))
+    return entries
+
+
+def _path(raw: bytes) -> str:
+    # Invalid UTF-8 survives as surrogates, which the unsafe-path rule reports.
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def blob_sizes(git: Git, shas: Sequence[str]) -> dict[str, int]:
+    if not shas:
+        return {}
+    out = git.out("cat-file", "--batch-check", stdin="".join(s + "\n" for s in shas).encode())
+    sizes: dict[str, int] = {}
+    for line in out.decode("ascii", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            sizes[parts[0]] = int(parts[2])
+    return sizes
+
+
+def read_blobs(git: Git, shas: Sequence[str]) -> dict[str, bytes]:
+    """Blob contents by id, in one `cat-file --batch` call."""
+    unique = list(dict.fromkeys(shas))
+    if not unique:
+        return {}
+    out = git.out("cat-file", "--batch", stdin="".join(s + "\n" for s in unique).encode())
+    blobs: dict[str, bytes] = {}
+    offset = 0
+    while offset < len(out):
+        end = out.index(b"\n", offset)
+        header = out[offset:end].decode("ascii", "replace").split()
+        offset = end + 1
+        if len(header) != 3:
+            continue  # "<sha> missing"
+        size = int(header[2])
+        blobs[header[0]] = out[offset : offset + size]
+        offset += size + 1
+    return blobs
+
+
+def symlinks_in(git: Git, tree: str) -> dict[str, str]:
+    """Every symlink in a tree (path -> target), to follow chains of links."""
+    out = git.out("ls-tree", "-r", "-z", "--full-tree", tree)
+    found: dict[str, str] = {}
+    for record in out.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[0].decode() == SYMLINK_MODE:
+            found[_path(path)] = parts[2].decode()
+    blobs = read_blobs(git, list(found.values()))
+    return {path: _path(blobs.get(sha, b"")) for path, sha in found.items()}
+
+
+def changes_between(
+    git: Git,
+    base: str,
+    head: str,
+    *,
+    load_limit: int = DEFAULT_LOAD_LIMIT,
+    source: Source = "repo",
+) -> ChangeSet:
+    """Every change from `base` to `head` (tree-ishes), counted from blob contents."""
+    entries = raw_entries(git, base, head)
+    wanted = [
+        sha
+        for entry in entries
+        for sha, mode in ((entry.old_sha, entry.old_mode), (entry.new_sha, entry.new_mode))
+        if _has_blob(mode)
+    ]
+    sizes = blob_sizes(git, wanted)
+    total = sum(sizes.get(sha, 0) for sha in dict.fromkeys(wanted))
+    links = symlinks_in(git, head) if any(e.new_mode == SYMLINK_MODE for e in entries) else {}
+    if total > load_limit:
+        reason = (
+            f"the changed files hold {total} bytes, over the {load_limit}-byte evaluation "
+            "limit; the diff cannot be evaluated"
+        )
+        bare = tuple(_without_content(entry, links) for entry in entries)
+        return ChangeSet(bare, source, total, base, head, unevaluable=reason, links=links)
+    blobs = read_blobs(git, wanted)
+    files = []
+    diff_bytes = 0
+    for entry in entries:
+        change, size = _with_content(entry, blobs)
+        files.append(change)
+        diff_bytes += size
+    return ChangeSet(tuple(files), source, diff_bytes, base, head, links=links)
+
+
+def _has_blob(mode: str) -> bool:
+    return mode not in (_ZERO_MODE, GITLINK_MODE)
+
+
+def _without_content(entry: RawEntry, links: Mapping[str, str]) -> FileChange:
+    target = links.get(entry.new_path or "") if entry.new_mode == SYMLINK_MODE else None
+    return FileChange(
+        status=entry.status,
+        old_path=entry.old_path,
+        new_path=entry.new_path,
+        old_mode=None if entry.old_mode == _ZERO_MODE else entry.old_mode,
+        new_mode=None if entry.new_mode == _ZERO_MODE else entry.new_mode,
+        link_target=target,
+    )
+
+
+def _with_content(entry: RawEntry, blobs: Mapping[str, bytes]) -> tuple[FileChange, int]:
+    old = blobs.get(entry.old_sha) if _has_blob(entry.old_mode) else None
+    new = blobs.get(entry.new_sha) if _has_blob(entry.new_mode) else None
+    # A link's content is its target, not lines of text: a file turned into a link loses all
+    # of its lines, and a link's target is judged by the symlink rule instead.
+    old_text = None if entry.old_mode == SYMLINK_MODE else old
+    new_text = None if entry.new_mode == SYMLINK_MODE else new
+    delta = line_delta(old_text, new_text)
+    binary = new_text is not None and is_binary(new_text)
+    binary_bytes = len(new_text) if binary and new_text is not None else 0
+    target = _path(new) if entry.new_mode == SYMLINK_MODE and new is not None else None
+    change = FileChange(
+        status=entry.status,
+        old_path=entry.old_path,
+        new_path=entry.new_path,
+        old_mode=None if entry.old_mode == _ZERO_MODE else entry.old_mode,
+        new_mode=None if entry.new_mode == _ZERO_MODE else entry.new_mode,
+        binary=binary,
+        added=delta.added,
+        removed=delta.removed,
+        old_line_count=_line_count(old_text, entry.old_mode, delta.old_count),
+        new_line_count=_line_count(new_text, entry.new_mode, delta.new_count),
+        link_target=target,
+        binary_bytes=binary_bytes,
+    )
+    return change, delta.added_bytes + delta.removed_bytes + binary_bytes
+
+
+def _line_count(text: bytes | None, mode: str, counted: int | None) -> int | None:
+    if mode == _ZERO_MODE:
+        return 0  # the side does not exist: an empty file
+    return counted if text is not None else None
+
+
+def snapshot_worktree(git: Git, worktree: Path, base_tree: str) -> str:
+    """The tree `git add -A` would commit in `worktree` now, built in a private index so the
+    worktree's own index is untouched."""
+    with tempfile.TemporaryDirectory(prefix="ourobot-index-") as scratch:
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        for args in (("read-tree", base_tree), ("add", "-A"), ("write-tree",)):
+            proc = git.run(*args, env=env, cwd=worktree)
+            if proc.returncode != 0:
+                message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+                raise GitFailed(f"git {args[0]} failed: {message[-1] if message else ''}")
+        return proc.stdout.decode("ascii").strip()

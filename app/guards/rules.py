@@ -1,0 +1,241 @@
+"""The guard rules, one function per rule id (DESIGN §3): a `ChangeSet` and a `Policy` in,
+violations out. Plain functions over plain data; no git, no network, no model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.guards.changes import ChangeSet, FileChange
+from app.guards.paths import (
+    ProtectedPaths,
+    canonical_path,
+    display,
+    resolve_link,
+    unsafe_reason,
+)
+from app.guards.result import Violation
+from app.guards.secrets_scan import scan_lines, scan_path
+from app.guards.test_tamper import find_tampering
+from app.repo_config import GuardsConfig
+
+# The shrink rule judges files of at least this many lines (DESIGN §3).
+SHRINK_MIN_LINES = 40
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The limits in force for one evaluation (the PR's, or one implementer iteration's)."""
+
+    guards: GuardsConfig
+    protected: ProtectedPaths
+    max_deleted_lines: int | None
+
+
+Rule = Callable[[ChangeSet, Policy], list[Violation]]
+
+
+def deletions(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    found: list[Violation] = []
+    limit = policy.max_deleted_lines
+    total = changes.deleted_lines
+    if limit is not None and total > limit:
+        found.append(
+            Violation("deletions", None, None, f"{total} lines deleted, over the limit of {limit}")
+        )
+    percent = policy.guards.max_file_shrink_percent
+    if percent is None:
+        return found
+    for change in changes.files:
+        shrink = _shrink(change)
+        if shrink is None:
+            continue
+        old, new = shrink
+        if (old - new) * 100 > percent * old:
+            share = (old - new) * 100 // old
+            what = (
+                f"file of {old} lines deleted"
+                if change.status == "deleted"
+                else f"file shrinks from {old} to {new} lines ({share}%)"
+            )
+            line = change.removed[0].anchor if change.removed and change.new_path else None
+            found.append(
+                Violation(
+                    "deletions", change.path, line, f"{what}, over the {percent}% shrink limit"
+                )
+            )
+    return found
+
+
+def _shrink(change: FileChange) -> tuple[int, int] | None:
+    old = change.old_line_count
+    if old is None or old < SHRINK_MIN_LINES:
+        return None
+    new = change.new_line_count
+    if new is None:
+        new = max(old - change.removed_count, 0)
+    return old, new
+
+
+_VERBS = {
+    "added": ("adds", "adds"),
+    "deleted": ("deletes", "deletes"),
+    "modified": ("modifies", "modifies"),
+    "renamed": ("renames away from", "renames onto"),
+    "copied": ("copies from", "copies onto"),
+}
+
+
+def protected_path(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    found: list[Violation] = []
+    for change in changes.files:
+        for path in change.paths:
+            match = policy.protected.match(path)
+            if match is None:
+                continue
+            from_verb, to_verb = _VERBS[change.status]
+            verb = from_verb if path == change.old_path else to_verb
+            if change.status == "modified" and change.mode_changed and not change.added:
+                verb = f"changes the mode ({change.old_mode} -> {change.new_mode}) of"
+            found.append(
+                Violation(
+                    "protected-path",
+                    path,
+                    None,
+                    f"{verb} a protected path (pattern {match.pattern!r})",
+                )
+            )
+    return found
+
+
+def unsafe_path(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    found: list[Violation] = []
+    for change in changes.files:
+        for path in change.paths:
+            reason = unsafe_reason(path)
+            if reason is not None:
+                found.append(Violation("unsafe-path", path, None, f"unsafe path: {reason}"))
+    return found
+
+
+def symlink(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    found: list[Violation] = []
+    for change in changes.files:
+        if not change.is_symlink or change.new_path is None:
+            continue
+        problem = _link_problem(change, changes, policy)
+        if problem is not None:
+            found.append(Violation("symlink", change.new_path, None, problem))
+    return found
+
+
+def _link_problem(change: FileChange, changes: ChangeSet, policy: Policy) -> str | None:
+    target = change.link_target
+    if target is None:
+        return "symlink whose target the diff does not show: cannot evaluate it"
+    resolved = resolve_link(change.new_path or "", target, changes.links)
+    shown = display(target, 120)
+    if resolved.target is None:
+        return f"symlink to {shown!r}: {resolved.problem}"
+    canonical = canonical_path(resolved.target)
+    if canonical == "":
+        return f"symlink to {shown!r} points at the repository root"
+    if ".git" in canonical.split("/"):
+        return f"symlink to {shown!r} points into .git"
+    match = policy.protected.match(resolved.target)
+    if match is not None:
+        return f"symlink to {shown!r} points into a protected path (pattern {match.pattern!r})"
+    return None
+
+
+def submodule(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    found: list[Violation] = []
+    for change in changes.files:
+        if change.touches_gitlink:
+            found.append(
+                Violation("submodule", change.path, None, f"submodule (gitlink) {change.status}")
+            )
+        for path in change.paths:
+            if canonical_path(path).rsplit("/", 1)[-1] == ".gitmodules":
+                found.append(Violation("submodule", path, None, f".gitmodules {change.status}"))
+    return found
+
+
+def secret(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    found: list[Violation] = []
+    for change in changes.files:
+        if change.new_path is None or change.is_symlink:
+            continue
+        named = scan_path(change.new_path) if change.status != "modified" else None
+        findings = ([named] if named else []) + scan_lines(change.new_path, change.added)
+        for finding in findings:
+            found.append(
+                Violation(
+                    "secret",
+                    change.new_path,
+                    finding.line,
+                    f"possible {finding.kind} added (value not shown); if it is real, revoke it",
+                )
+            )
+    return found
+
+
+def size(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    guards = policy.guards
+    found: list[Violation] = []
+    if changes.unevaluable is not None:
+        found.append(Violation("size", None, None, changes.unevaluable))
+    checks = (
+        (len(changes.files), guards.max_changed_files, "files changed"),
+        (changes.added_lines, guards.max_added_lines, "lines added"),
+        (changes.diff_bytes, guards.max_diff_bytes, "bytes of diff (too large to evaluate)"),
+    )
+    for value, limit, what in checks:
+        if limit is not None and value > limit:
+            found.append(
+                Violation("size", None, None, f"{value} {what}, over the limit of {limit}")
+            )
+    return found
+
+
+def binary(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    if policy.guards.allow_binary:
+        return []
+    return [
+        Violation("binary", change.path, None, f"binary file {change.status} (allow_binary is off)")
+        for change in changes.files
+        if change.binary and change.status != "deleted"
+    ]
+
+
+def test_tamper(changes: ChangeSet, policy: Policy) -> list[Violation]:
+    return [Violation("test-tamper", t.path, t.line, t.message) for t in find_tampering(changes)]
+
+
+RULES: dict[str, Rule] = {
+    "deletions": deletions,
+    "protected-path": protected_path,
+    "unsafe-path": unsafe_path,
+    "symlink": symlink,
+    "submodule": submodule,
+    "secret": secret,
+    "size": size,
+    "binary": binary,
+    "test-tamper": test_tamper,
+}
+
+
+def rules_off(policy: Policy) -> set[str]:
+    """Rules the config switches off entirely (the others always run)."""
+    guards = policy.guards
+    off: set[str] = set()
+    if policy.max_deleted_lines is None and guards.max_file_shrink_percent is None:
+        off.add("deletions")
+    if guards.allow_binary:
+        off.add("binary")
+    if not guards.secrets:
+        off.add("secret")
+    if not guards.test_tamper:
+        off.add("test-tamper")
+    return off
