@@ -151,18 +151,18 @@ def get_user(call: Call) -> Reply:
 
 def routes(sb: Services) -> list[Route]:
     return [
-        rest_route(sb, ["GET"], "/app", get_app),
-        rest_route(sb, ["GET"], "/app/installations", list_installations),
-        rest_route(sb, ["GET"], "/app/installations/{installation_id}", get_installation),
+        rest_route(sb, "GET", "/app", get_app),
+        rest_route(sb, "GET", "/app/installations", list_installations),
+        rest_route(sb, "GET", "/app/installations/{installation_id}", get_installation),
         rest_route(
             sb,
-            ["POST"],
+            "POST",
             "/app/installations/{installation_id}/access_tokens",
             create_access_token,
         ),
-        rest_route(sb, ["GET"], "/repos/{owner}/{repo}/installation", repo_installation),
-        rest_route(sb, ["GET"], "/app/hook/deliveries", list_deliveries),
-        rest_route(sb, ["GET"], "/app/hook/deliveries/{delivery_id}", get_delivery),
-        rest_route(sb, ["POST"], "/app/hook/deliveries/{delivery_id}/attempts", redeliver),
-        rest_route(sb, ["GET"], "/user", get_user),
+        rest_route(sb, "GET", "/repos/{owner}/{repo}/installation", repo_installation),
+        rest_route(sb, "GET", "/app/hook/deliveries", list_deliveries),
+        rest_route(sb, "GET", "/app/hook/deliveries/{delivery_id}", get_delivery),
+        rest_route(sb, "POST", "/app/hook/deliveries/{delivery_id}/attempts", redeliver),
+        rest_route(sb, "GET", "/user", get_user),
     ]

@@ -319,12 +319,12 @@ def routes(sb: Services) -> list[Route]:
     base = "/repos/{owner}/{repo}"
     run = base + "/check-runs/{check_run_id}"
     return [
-        rest_route(sb, ["POST"], base + "/check-runs", create_run),
-        rest_route(sb, ["GET"], run, get_run),
-        rest_route(sb, ["PATCH"], run, update_run),
-        rest_route(sb, ["GET"], run + "/annotations", list_annotations),
-        rest_route(sb, ["GET"], base + "/commits/{ref:path}/check-runs", list_runs_for_ref),
-        rest_route(sb, ["GET"], base + "/commits/{ref:path}/status", combined_status),
-        rest_route(sb, ["GET"], base + "/commits/{ref:path}/statuses", list_statuses),
-        rest_route(sb, ["POST"], base + "/statuses/{sha}", create_status),
+        rest_route(sb, "POST", base + "/check-runs", create_run),
+        rest_route(sb, "GET", run, get_run),
+        rest_route(sb, "PATCH", run, update_run),
+        rest_route(sb, "GET", run + "/annotations", list_annotations),
+        rest_route(sb, "GET", base + "/commits/{ref:path}/check-runs", list_runs_for_ref),
+        rest_route(sb, "GET", base + "/commits/{ref:path}/status", combined_status),
+        rest_route(sb, "GET", base + "/commits/{ref:path}/statuses", list_statuses),
+        rest_route(sb, "POST", base + "/statuses/{sha}", create_status),
     ]

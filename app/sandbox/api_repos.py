@@ -126,13 +126,13 @@ def delete_ref(call: Call) -> Reply:
 def routes(sb: Services) -> list[Route]:
     base = "/repos/{owner}/{repo}"
     return [
-        rest_route(sb, ["GET"], base, get_repo),
+        rest_route(sb, "GET", base, get_repo),
         rest_route(
-            sb, ["GET"], base + "/collaborators/{username}/permission", collaborator_permission
+            sb, "GET", base + "/collaborators/{username}/permission", collaborator_permission
         ),
-        rest_route(sb, ["GET"], base + "/contents", get_contents),
-        rest_route(sb, ["GET"], base + "/contents/{path:path}", get_contents),
-        rest_route(sb, ["GET"], base + "/commits/{ref:path}", get_commit),
-        rest_route(sb, ["GET"], base + "/git/ref/{ref:path}", get_ref),
-        rest_route(sb, ["DELETE"], base + "/git/refs/{ref:path}", delete_ref),
+        rest_route(sb, "GET", base + "/contents", get_contents),
+        rest_route(sb, "GET", base + "/contents/{path:path}", get_contents),
+        rest_route(sb, "GET", base + "/commits/{ref:path}", get_commit),
+        rest_route(sb, "GET", base + "/git/ref/{ref:path}", get_ref),
+        rest_route(sb, "DELETE", base + "/git/refs/{ref:path}", delete_ref),
     ]

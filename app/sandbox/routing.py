@@ -239,7 +239,7 @@ class _Outcome:
         self.headers = headers or {}
 
 
-def rest_route(sb: Services, methods: Sequence[str], template: str, handler: Handler) -> Route:
+def rest_route(sb: Services, method: str, template: str, handler: Handler) -> Route:
     """A Starlette route serving `handler` the way GitHub's REST API behaves."""
     route_name = re.sub(r"\{(\w+):\w+\}", r"{\1}", template)  # accounting key, no converters
 
@@ -323,7 +323,7 @@ def rest_route(sb: Services, methods: Sequence[str], template: str, handler: Han
             )
         return _render(reply, outcome.headers)
 
-    return Route(template, endpoint, methods=list(methods))
+    return Route(template, endpoint, methods=[method], name=f"rest:{method} {route_name}")
 
 
 async def github_not_found(request: Request) -> Response:

@@ -87,6 +87,7 @@ class SandboxServer:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.services: Services | None = None
+        self.app: Starlette | None = None
         self.url = ""
 
     @property
@@ -106,9 +107,9 @@ class SandboxServer:
         ci = CiRunner()
         sb = Services(state, hooks, FaultBook(seed=self._fault_seed), ci)
         self.services = sb
-        app = build_app(sb, self.admin_token, self.key_path)
+        self.app = build_app(sb, self.admin_token, self.key_path)
         config = uvicorn.Config(
-            app,
+            self.app,
             host=self.host,
             port=self.port,
             log_level="warning",

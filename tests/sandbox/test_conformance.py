@@ -1,0 +1,332 @@
+"""The sandbox against githubkit's own typed models.
+
+One scenario drives every REST endpoint the sandbox implements through githubkit (App JWT,
+installation token, personal tokens) and parses each answer with the model githubkit declares for
+that operation (`resp.parsed_data`). The scenario's webhooks must verify with
+`githubkit.webhooks.verify` and parse with `githubkit.webhooks.parse` into the model for their
+event and action.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from githubkit import GitHub
+from githubkit.exception import RequestFailed
+from githubkit_schemas.latest.models import ContentDirectoryItems
+from githubkit.webhooks import parse
+
+from tests.plugins.sandbox import SandboxHandle, SeededRepo, WebhookSink
+
+pytestmark = pytest.mark.slow
+
+EXPECTED_EVENTS = {
+    ("installation", "created"),
+    ("issues", "opened"),
+    ("issues", "edited"),
+    ("issues", "labeled"),
+    ("issues", "unlabeled"),
+    ("issues", "closed"),
+    ("issues", "reopened"),
+    ("issue_comment", "created"),
+    ("issue_comment", "edited"),
+    ("issue_comment", "deleted"),
+    ("push", None),
+    ("pull_request", "opened"),
+    ("pull_request", "edited"),
+    ("pull_request", "labeled"),
+    ("pull_request", "synchronize"),
+    ("pull_request", "closed"),
+    ("pull_request", "reopened"),
+    ("pull_request_review", "submitted"),
+    ("pull_request_review", "dismissed"),
+    ("check_run", "created"),
+    ("check_run", "completed"),
+    ("status", None),
+}
+
+
+@dataclass
+class Scenario:
+    repo: SeededRepo
+    parsed: dict[str, Any] = field(default_factory=dict)  # operation -> parsed model(s)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _push_branch(sandbox: SandboxHandle, repo: SeededRepo, token: str, work: Path) -> None:
+    """Clone, commit a change on `feature`, push it (as the user owning `token`)."""
+    sandbox.git("clone", "-q", repo.clone_url, str(work), token=token)
+    sandbox.git("checkout", "-q", "-b", "feature", cwd=work)
+    ops = work / "calc" / "ops.py"
+    ops.write_text(ops.read_text() + "\n\ndef sub(a: int, b: int) -> int:\n    return a - b\n")
+    (work / "NOTES.md").write_text("notes\n")
+    sandbox.git("add", "-A", cwd=work)
+    sandbox.git("commit", "-q", "-m", "Add sub", cwd=work)
+    sandbox.git("push", "-q", "origin", "feature", cwd=work, token=token)
+
+
+def _push_more(sandbox: SandboxHandle, token: str, work: Path) -> str:
+    (work / "NOTES.md").write_text("notes, more\n")
+    sandbox.git("commit", "-q", "-am", "More notes", cwd=work)
+    sandbox.git("push", "-q", "origin", "feature", cwd=work, token=token)
+    return sandbox.git("rev-parse", "HEAD", cwd=work).stdout.strip()
+
+
+def run_scenario(sandbox: SandboxHandle) -> Scenario:
+    repo = sandbox.create_repo("octo", "demo")
+    assert repo.installation_id is not None
+    o, r = repo.owner, repo.name
+    alice_token = sandbox.create_user("alice")
+    sandbox.create_user("bob")
+    sandbox.control.set_permission(o, r, "alice", "write")
+    app: GitHub[Any] = sandbox.github_app()
+    bot: GitHub[Any] = sandbox.github_installation(repo.installation_id)
+    owner: GitHub[Any] = sandbox.github_user(o)
+    alice: GitHub[Any] = sandbox.github_user("alice")
+    s = Scenario(repo)
+    p = s.parsed
+
+    # The App and its installation.
+    p["apps.get_authenticated"] = app.rest.apps.get_authenticated().parsed_data
+    p["apps.list_installations"] = app.rest.apps.list_installations().parsed_data
+    p["apps.get_installation"] = app.rest.apps.get_installation(repo.installation_id).parsed_data
+    p["apps.create_installation_access_token"] = app.rest.apps.create_installation_access_token(
+        repo.installation_id
+    ).parsed_data
+    p["apps.get_repo_installation"] = app.rest.apps.get_repo_installation(o, r).parsed_data
+    p["users.get_authenticated"] = alice.rest.users.get_authenticated().parsed_data
+
+    # Repository, permission, contents, commit, refs.
+    p["repos.get"] = bot.rest.repos.get(o, r).parsed_data
+    p["repos.get_collaborator_permission_level"] = bot.rest.repos.get_collaborator_permission_level(
+        o, r, "alice"
+    ).parsed_data
+    p["repos.get_content(dir)"] = bot.rest.repos.get_content(o, r, "").parsed_data
+    # The same listing without the trailing slash, with the model githubkit uses for it.
+    p["repos.get_content(root)"] = bot.request(
+        "GET", f"/repos/{o}/{r}/contents", response_model=list[ContentDirectoryItems]
+    ).parsed_data
+    p["repos.get_content(file)"] = bot.rest.repos.get_content(
+        o, r, "calc/ops.py", ref="main"
+    ).parsed_data
+    p["repos.get_commit"] = bot.rest.repos.get_commit(o, r, "main").parsed_data
+    p["git.get_ref"] = bot.rest.git.get_ref(o, r, "heads/main").parsed_data
+
+    # Labels, issues, comments, reactions.
+    p["issues.create_label"] = bot.rest.issues.create_label(
+        o, r, name="ourobot:ticket", color="0e8a16", description="admitted"
+    ).parsed_data
+    p["issues.get_label"] = bot.rest.issues.get_label(o, r, "ourobot:ticket").parsed_data
+    p["issues.list_labels_for_repo"] = bot.rest.issues.list_labels_for_repo(o, r).parsed_data
+    issue = alice.rest.issues.create(o, r, title="Add sub", body="Please add sub").parsed_data
+    p["issues.create"] = issue
+    n = issue.number
+    p["issues.get"] = bot.rest.issues.get(o, r, n).parsed_data
+    p["issues.update(edit)"] = alice.rest.issues.update(o, r, n, title="Add sub()").parsed_data
+    p["issues.add_labels"] = owner.rest.issues.add_labels(
+        o, r, n, labels=["ourobot:ticket", "bug"]
+    ).parsed_data
+    p["issues.remove_label"] = bot.rest.issues.remove_label(o, r, n, "bug").parsed_data
+    p["issues.list_for_repo"] = bot.rest.issues.list_for_repo(o, r, state="all").parsed_data
+    comment = bot.rest.issues.create_comment(o, r, n, body="On it").parsed_data
+    p["issues.create_comment"] = comment
+    p["issues.get_comment"] = bot.rest.issues.get_comment(o, r, comment.id).parsed_data
+    p["issues.update_comment"] = bot.rest.issues.update_comment(
+        o, r, comment.id, body="On it."
+    ).parsed_data
+    p["issues.list_comments"] = bot.rest.issues.list_comments(o, r, n, per_page=1).parsed_data
+    p["reactions.create_for_issue"] = alice.rest.reactions.create_for_issue(
+        o, r, n, content="+1"
+    ).parsed_data
+    p["reactions.list_for_issue"] = bot.rest.reactions.list_for_issue(o, r, n).parsed_data
+    p["reactions.create_for_issue_comment"] = bot.rest.reactions.create_for_issue_comment(
+        o, r, comment.id, content="eyes"
+    ).parsed_data
+    p["reactions.list_for_issue_comment"] = bot.rest.reactions.list_for_issue_comment(
+        o, r, comment.id
+    ).parsed_data
+    scratch = bot.rest.issues.create_comment(o, r, n, body="scratch").parsed_data
+    bot.rest.issues.delete_comment(o, r, scratch.id)
+    bot.rest.issues.update(o, r, n, state="closed")
+    bot.rest.issues.update(o, r, n, state="open")
+
+    # A branch pushed over git smart HTTP, then a pull request.
+    work = sandbox.tmp_path / "work"
+    _push_branch(sandbox, repo, alice_token, work)
+    pull = alice.rest.pulls.create(
+        o, r, title="Add sub", head="feature", base="main", body=f"Closes #{n}"
+    ).parsed_data
+    p["pulls.create"] = pull
+    m = pull.number
+    p["pulls.get"] = bot.rest.pulls.get(o, r, m).parsed_data
+    p["pulls.list"] = bot.rest.pulls.list(o, r).parsed_data
+    p["pulls.update"] = alice.rest.pulls.update(o, r, m, title="Add sub()").parsed_data
+    p["pulls.list_files"] = bot.rest.pulls.list_files(o, r, m).parsed_data
+    p["pulls.list_commits"] = bot.rest.pulls.list_commits(o, r, m).parsed_data
+    bot.rest.issues.add_labels(o, r, m, labels=["ourobot:ticket"])
+    head = _push_more(sandbox, alice_token, work)
+    sandbox.control.wait_idle()
+
+    # Reviews, inline comments, dismissal.
+    review = owner.rest.pulls.create_review(
+        o,
+        r,
+        m,
+        commit_id=head,
+        event="APPROVE",
+        body="LGTM",
+        comments=[{"path": "calc/ops.py", "line": 6, "side": "RIGHT", "body": "nice"}],
+    ).parsed_data
+    p["pulls.create_review"] = review
+    p["pulls.get_review"] = bot.rest.pulls.get_review(o, r, m, review.id).parsed_data
+    p["pulls.list_reviews"] = bot.rest.pulls.list_reviews(o, r, m).parsed_data
+    p["pulls.list_review_comments"] = bot.rest.pulls.list_review_comments(o, r, m).parsed_data
+    p["pulls.dismiss_review"] = bot.rest.pulls.dismiss_review(
+        o, r, m, review.id, message="new push"
+    ).parsed_data
+    owner.rest.pulls.create_review(o, r, m, commit_id=head, event="APPROVE")
+
+    # Check runs and statuses on the head.
+    run = bot.rest.checks.create(
+        o,
+        r,
+        name="ourobot/guards",
+        head_sha=head,
+        status="in_progress",
+        output={"title": "Guards", "summary": "running"},
+    ).parsed_data
+    p["checks.create"] = run
+    p["checks.update"] = bot.rest.checks.update(
+        o,
+        r,
+        run.id,
+        conclusion="success",
+        output={
+            "title": "Guards",
+            "summary": "ok",
+            "annotations": [
+                {
+                    "path": "calc/ops.py",
+                    "start_line": 5,
+                    "end_line": 5,
+                    "annotation_level": "notice",
+                    "message": "fine",
+                }
+            ],
+        },
+    ).parsed_data
+    p["checks.get"] = bot.rest.checks.get(o, r, run.id).parsed_data
+    p["checks.list_annotations"] = bot.rest.checks.list_annotations(o, r, run.id).parsed_data
+    p["checks.list_for_ref"] = bot.rest.checks.list_for_ref(
+        o, r, head, check_name="ourobot/guards"
+    ).parsed_data
+    p["repos.create_commit_status"] = bot.rest.repos.create_commit_status(
+        o, r, head, state="success", context="ci/legacy", description="ok"
+    ).parsed_data
+    p["repos.get_combined_status_for_ref"] = bot.rest.repos.get_combined_status_for_ref(
+        o, r, head
+    ).parsed_data
+    p["repos.list_commit_statuses_for_ref"] = bot.rest.repos.list_commit_statuses_for_ref(
+        o, r, head
+    ).parsed_data
+
+    # Merge exactly the approved head, then delete the branch.
+    with pytest.raises(RequestFailed) as not_yet:
+        bot.rest.pulls.check_if_merged(o, r, m)
+    assert not_yet.value.response.status_code == 404
+    p["pulls.merge"] = bot.rest.pulls.merge(o, r, m, sha=head, merge_method="squash").parsed_data
+    assert bot.rest.pulls.check_if_merged(o, r, m).status_code == 204
+    bot.rest.git.delete_ref(o, r, "heads/feature")
+    _closed_and_reopened_pull(sandbox, repo, alice_token, alice)
+
+    # The App's webhook deliveries (only when a webhook is configured).
+    sandbox.control.wait_idle()
+    deliveries = app.rest.apps.list_webhook_deliveries(per_page=5).parsed_data
+    p["apps.list_webhook_deliveries"] = deliveries
+    if deliveries:
+        p["apps.get_webhook_delivery"] = app.rest.apps.get_webhook_delivery(
+            deliveries[0].id
+        ).parsed_data
+        p["apps.redeliver_webhook_delivery"] = app.rest.apps.redeliver_webhook_delivery(
+            deliveries[0].id
+        ).parsed_data
+    sandbox.control.wait_idle()
+    return s
+
+
+def _closed_and_reopened_pull(
+    sandbox: SandboxHandle, repo: SeededRepo, token: str, alice: GitHub[Any]
+) -> None:
+    work = sandbox.tmp_path / "work2"
+    sandbox.git("clone", "-q", repo.clone_url, str(work), token=token)
+    sandbox.git("checkout", "-q", "-b", "second", cwd=work)
+    (work / "SECOND.md").write_text("second\n")
+    sandbox.git("add", "-A", cwd=work)
+    sandbox.git("commit", "-q", "-m", "Second", cwd=work)
+    sandbox.git("push", "-q", "origin", "second", cwd=work, token=token)
+    pr = alice.rest.pulls.create(repo.owner, repo.name, title="Second", head="second", base="main")
+    number = pr.parsed_data.number
+    alice.rest.pulls.update(repo.owner, repo.name, number, state="closed")
+    alice.rest.pulls.update(repo.owner, repo.name, number, state="open")
+
+
+def _implemented_rest_routes(sandbox: SandboxHandle) -> set[str]:
+    names = set()
+    assert sandbox.server.app is not None
+    for route in sandbox.server.app.routes:
+        name = getattr(route, "name", "") or ""
+        if name.startswith("rest:"):
+            names.add(name.removeprefix("rest:"))
+    return names
+
+
+def test_every_rest_endpoint_parses_with_githubkit_models(
+    sandbox: SandboxHandle, webhook_sink: WebhookSink
+) -> None:
+    scenario = run_scenario(sandbox)
+
+    for operation, parsed in scenario.parsed.items():
+        assert parsed is not None, operation
+        if isinstance(parsed, list):
+            assert parsed, f"{operation} returned an empty list: nothing was checked"
+    # Every REST route the sandbox serves was called at least once by the scenario.
+    hit = set(sandbox.control.stats()["routes"])
+    missing = _implemented_rest_routes(sandbox) - hit
+    assert not missing, f"routes never exercised through githubkit: {sorted(missing)}"
+
+
+def test_every_webhook_verifies_and_parses_into_its_model(
+    sandbox: SandboxHandle, webhook_sink: WebhookSink
+) -> None:
+    run_scenario(sandbox)
+    seen: set[tuple[str, str | None]] = set()
+    for delivery in webhook_sink.deliveries:
+        assert webhook_sink.verify(delivery), delivery.event
+        headers = delivery.headers
+        assert headers["content-type"] == "application/json"
+        assert headers["user-agent"].startswith("GitHub-Hookshot/")
+        assert re.fullmatch(r"[0-9a-f-]{36}", headers["x-github-delivery"])
+        assert headers["x-github-hook-installation-target-type"] == "integration"
+        assert headers["x-github-hook-installation-target-id"] == str(sandbox.app.id)
+        assert headers["x-github-hook-id"].isdigit()
+        assert headers["x-hub-signature"].startswith("sha1=")
+        if (delivery.event, delivery.action) in seen:
+            continue  # one parse per kind: githubkit builds its validator on every call
+        event = parse(delivery.event, delivery.body)  # type: ignore[call-overload]
+        action = delivery.action
+        expected = "Webhook" + _camel(delivery.event) + (_camel(action) if action else "")
+        assert type(event).__name__ == expected
+        payload = delivery.payload
+        assert payload["sender"]["login"]
+        assert payload["installation"]["id"]
+        if delivery.event != "installation":
+            assert payload["repository"]["full_name"] == "octo/demo"
+        seen.add((delivery.event, action))
+    assert seen >= EXPECTED_EVENTS, sorted(EXPECTED_EVENTS - seen)
