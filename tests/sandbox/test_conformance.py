@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
-from githubkit_schemas.latest.models import ContentDirectoryItems
 from githubkit.webhooks import parse
+from githubkit_schemas.latest.models import ContentDirectoryItems
 
 from tests.plugins.sandbox import SandboxHandle, SeededRepo, WebhookSink
 
