@@ -93,7 +93,14 @@ def _stats(
 
 
 def check_diff(data: bytes, config: RepoConfig, *, config_source: str = "defaults") -> GuardResult:
-    return evaluate(parse_diff(data), config, config_source=config_source)
+    """Judge a unified diff as written. One over `max_diff_bytes` is not parsed at all: it
+    cannot be evaluated, which the size rule reports as a failure."""
+    limit = config.guards.max_diff_bytes
+    if limit is not None and len(data) > limit:
+        changes = ChangeSet(files=(), source="diff", diff_bytes=len(data))
+    else:
+        changes = parse_diff(data)
+    return evaluate(changes, config, config_source=config_source)
 
 
 def check_repo(
