@@ -1,0 +1,51 @@
+"""`ourobot review check`: the review panel's verdict on a local change, before a push.
+
+Exit 0 when the panel passes, 1 when it fails (rejected, incomplete, budget), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.cli import EXIT_NEGATIVE, EXIT_OK
+from reviewers.local_review import prepare, read_ticket, run_local_review
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("review", help="the multi-model review panel")
+    actions = parser.add_subparsers(dest="review_command", metavar="ACTION")
+    check = actions.add_parser(
+        "check", help="ask the panel of review.models for a verdict on base..head"
+    )
+    check.add_argument("--repo", required=True, type=Path, help="a local git repository")
+    check.add_argument("--base", required=True, help="the revision the change is based on")
+    check.add_argument("--head", required=True, help="the revision to review")
+    check.add_argument("--ticket", type=Path, help="a file with the ticket (issue) text")
+    check.add_argument(
+        "--config", type=Path, help="a repo config file (default: .github/ourobot.yml at --base)"
+    )
+    check.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    check.set_defaults(handler=review_check)
+
+
+def review_check(args: argparse.Namespace) -> int:
+    env = dict(os.environ)
+    ticket = read_ticket(args.ticket) if args.ticket is not None else None
+    prepared = prepare(
+        args.repo, args.base, args.head, ticket=ticket, config_file=args.config, env=env
+    )
+    result = run_local_review(prepared, env)
+    if args.json:
+        sys.stdout.write(json.dumps(result.as_json(), indent=2) + "\n")
+        # The JSON is a fixed contract; why a reviewer gave no verdict goes to stderr.
+        for verdict in result.verdicts:
+            if verdict.problem:
+                print(f"ourobot: {verdict.model}: {verdict.problem}", file=sys.stderr)
+    else:
+        sys.stdout.write(result.summary_markdown())
+    return EXIT_OK if result.conclusion == "success" else EXIT_NEGATIVE

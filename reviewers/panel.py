@@ -1,0 +1,174 @@
+"""The review panel: reviewers in parallel, each bounded in time, and the quorum decision.
+
+Pass = at least `quorum` APPROVE verdicts and no REJECT. Any REJECT fails with its findings.
+A timeout, an error or an unparseable answer is *incomplete*; fewer approvals than the quorum
+is a failure for incomplete evidence, never a success. `decide` is a plain function over plain
+data; `run_panel` adds threads and a deadline around it, and imports no model SDK.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reviewers.context import ReviewPrompt
+from reviewers.model_client import ModelClient
+from reviewers.result import Conclusion, ModelVerdict, PanelResult, Reason, ScopeReview
+from reviewers.reviewer import DEFAULT_MAX_TOKENS, BeforeCall, review
+from reviewers.verdict import VerdictKind
+
+
+@dataclass(frozen=True)
+class Decision:
+    conclusion: Conclusion
+    reason: Reason
+    detail: str
+
+
+def decide(
+    verdicts: Sequence[VerdictKind],
+    quorum: int,
+    *,
+    budget_stopped: int = 0,
+    scope_complete: bool = True,
+) -> Decision:
+    """The panel's conclusion from its members' verdicts.
+
+    `budget_stopped` counts members whose call the spend cap refused; `scope_complete` is
+    False when a required scope review could not be done.
+    """
+    if quorum < 1:
+        raise ValueError("a quorum below 1 would pass a change nobody approved")
+    approvals = sum(1 for verdict in verdicts if verdict == "approve")
+    rejections = sum(1 for verdict in verdicts if verdict == "reject")
+    missing = len(verdicts) - approvals - rejections
+    if rejections:
+        return Decision(
+            "failure", "rejected", f"{rejections} of {len(verdicts)} reviewers rejected the change."
+        )
+    if approvals >= quorum and scope_complete:
+        return Decision(
+            "success", "approved", f"{approvals} of {len(verdicts)} reviewers approved."
+        )
+    if budget_stopped:
+        return Decision(
+            "failure",
+            "budget",
+            f"Budget exhausted: {budget_stopped} reviewer call(s) were refused by the spend cap.",
+        )
+    if approvals >= quorum:
+        return Decision(
+            "failure", "incomplete", "Incomplete evidence: the required scope review is missing."
+        )
+    return Decision(
+        "failure",
+        "incomplete",
+        f"Incomplete evidence: {approvals} approval(s), the quorum is {quorum} "
+        f"({missing} reviewer(s) without a usable verdict).",
+    )
+
+
+@dataclass(frozen=True)
+class PanelMember:
+    model: str  # as the config names it, e.g. "openai:gpt-5"
+    client: ModelClient
+
+
+def scope_review_for(context: str) -> ScopeReview:
+    """The scope-review row for `review.context`. `max` asks for a whole-repository scope
+    reviewer, which this version does not have: it is recorded as unavailable and the panel
+    fails closed rather than pretending the review happened."""
+    if context == "low":
+        return ScopeReview("skipped", "review.context is low")
+    return ScopeReview(
+        "unavailable",
+        "review.context is max but the scope reviewer is not available in this version",
+    )
+
+
+def run_panel(
+    members: Sequence[PanelMember],
+    prompt: ReviewPrompt,
+    *,
+    quorum: int,
+    timeout_s: float,
+    base_sha: str,
+    head_sha: str,
+    scope: ScopeReview,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    before_call: BeforeCall | None = None,
+) -> PanelResult:
+    """Every member reviews `prompt` at once; the result after all answered or `timeout_s`."""
+    if not members:
+        raise ValueError("a panel needs at least one member")
+    slots: list[ModelVerdict | None] = [None] * len(members)
+    threads = [
+        threading.Thread(
+            target=_run_member,
+            args=(slots, index, member, prompt, timeout_s, max_tokens, before_call),
+            name=f"reviewer-{member.model}",
+            # A reviewer past its deadline is abandoned, not waited for: it must not keep
+            # the process (the CLI, a worker task) alive after the panel has decided.
+            daemon=True,
+        )
+        for index, member in enumerate(members)
+    ]
+    deadline = time.monotonic() + timeout_s
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    answered = list(slots)  # what arrived by the deadline; later writes are not looked at
+    verdicts = tuple(
+        slot
+        if slot is not None
+        else ModelVerdict(
+            member.model,
+            "incomplete",
+            problem=f"no verdict within review.timeout_s ({timeout_s:g}s)",
+            error_kind="timeout",
+            elapsed_s=timeout_s,
+        )
+        for member, slot in zip(members, answered, strict=True)
+    )
+    decision = decide(
+        [verdict.verdict for verdict in verdicts],
+        quorum,
+        budget_stopped=sum(1 for verdict in verdicts if verdict.error_kind == "budget"),
+        scope_complete=scope.status != "unavailable",
+    )
+    return PanelResult(
+        conclusion=decision.conclusion,
+        reason=decision.reason,
+        detail=decision.detail,
+        verdicts=verdicts,
+        quorum=quorum,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        scope=scope,
+        omitted=prompt.selection.omitted,
+        diff_summary=prompt.selection.summary(),
+    )
+
+
+def _run_member(
+    slots: list[ModelVerdict | None],
+    index: int,
+    member: PanelMember,
+    prompt: ReviewPrompt,
+    timeout_s: float,
+    max_tokens: int,
+    before_call: BeforeCall | None,
+) -> None:
+    # One slot per thread, written once: the main thread reads it only after join returns
+    # or the deadline passed (a late write is then simply ignored).
+    slots[index] = review(
+        member.model,
+        member.client,
+        prompt,
+        timeout_s=timeout_s,
+        max_tokens=max_tokens,
+        before_call=before_call,
+    )

@@ -1,0 +1,364 @@
+"""Model providers: `anthropic:<model>` through the anthropic SDK, `openai:<model>` through the
+openai SDK for any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM).
+
+Retries and backoff are the SDKs' own (429 honouring `retry-after`, 529/5xx, timeouts); what is
+left after them becomes a `ModelError` with a stable kind. Usage (input, output, cache read and
+write tokens) is taken from every response.
+
+Keys and endpoints: a model entry's `base_url`, else `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`,
+else the vendor's. A key from the environment is sent only to its own endpoint (the one the
+environment names, or the vendor's): a repository's config can point a model at any URL, and
+that must not make the operator's key travel there. An endpoint without a key of its own
+(a local Ollama or vLLM) gets a placeholder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anthropic
+import openai
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
+
+from app.repo_config import ModelRef
+from reviewers.model_client import (
+    Completion,
+    ErrorKind,
+    FallbackClient,
+    Message,
+    ModelClient,
+    ModelError,
+    ToolCall,
+    Usage,
+)
+
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+# Sent where no key belongs (a local server); OpenAI-compatible servers ignore it.
+NO_KEY = "no-key"
+DEFAULT_MAX_RETRIES = 2
+
+__all__ = [
+    "ANTHROPIC_DEFAULT_URL",
+    "OPENAI_DEFAULT_URL",
+    "AnthropicClient",
+    "Completion",
+    "FallbackClient",
+    "Message",
+    "ModelClient",
+    "ModelError",
+    "OpenAIClient",
+    "ProviderCredentials",
+    "Usage",
+    "build_client",
+    "build_fallback",
+]
+
+
+@dataclass(frozen=True)
+class ProviderCredentials:
+    """Keys and endpoints from the environment (or the server's settings). Keys never print."""
+
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ProviderCredentials:
+        return cls(
+            anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
+            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            openai_api_key=env.get("OPENAI_API_KEY") or None,
+            openai_base_url=env.get("OPENAI_BASE_URL") or None,
+        )
+
+    def secrets(self) -> tuple[str, ...]:
+        """The key values, for redaction from anything that reaches a model."""
+        return tuple(key for key in (self.anthropic_api_key, self.openai_api_key) if key)
+
+    def endpoint(self, model: ModelRef) -> tuple[str, str | None]:
+        """(base_url, key) for `model`; the key is None when nothing may be sent to that URL."""
+        if model.provider == "anthropic":
+            home, key = self.anthropic_base_url, self.anthropic_api_key
+            default = ANTHROPIC_DEFAULT_URL
+        else:
+            home, key = self.openai_base_url, self.openai_api_key
+            default = OPENAI_DEFAULT_URL
+        home = home or default
+        url = model.base_url or home
+        if _origin(url) not in {_origin(home), _origin(default)}:
+            return url, None
+        return url, key
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def _is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in {"localhost", "::1"} or host.startswith("127.")
+
+
+def build_client(
+    model: ModelRef,
+    credentials: ProviderCredentials,
+    *,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+) -> ModelClient:
+    """The client for one config entry. A key that is missing where one is required does not
+    raise here: the first call fails with `ModelError("config")`, so one model without a key
+    makes its reviewer incomplete, not the whole run an error."""
+    url, key = credentials.endpoint(model)
+    if key is None and not _is_loopback(url) and model.base_url is None:
+        return _Unconfigured(model.id, _missing_key_message(model))
+    if key is None and not _is_loopback(url):
+        return _Unconfigured(
+            model.id,
+            f"{model.id}: no key may be sent to {url} (the environment's key belongs to "
+            f"{'ANTHROPIC' if model.provider == 'anthropic' else 'OPENAI'}_BASE_URL); point "
+            "that variable at this endpoint or use a local (127.0.0.1) server",
+        )
+    if model.provider == "anthropic":
+        return AnthropicClient(model.name, base_url=url, api_key=key, max_retries=max_retries)
+    return OpenAIClient(model.name, base_url=url, api_key=key, max_retries=max_retries)
+
+
+def build_fallback(
+    models: Sequence[ModelRef],
+    credentials: ProviderCredentials,
+    *,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+) -> ModelClient:
+    """A role's model list as one client: the first that answers wins."""
+    clients = [build_client(model, credentials, max_retries=max_retries) for model in models]
+    return clients[0] if len(clients) == 1 else FallbackClient(clients)
+
+
+def _missing_key_message(model: ModelRef) -> str:
+    variable = "ANTHROPIC_API_KEY" if model.provider == "anthropic" else "OPENAI_API_KEY"
+    return f"{model.id}: {variable} is not set"
+
+
+class _Unconfigured:
+    """A model that cannot be called; says why on every call instead of at construction."""
+
+    def __init__(self, model_id: str, reason: str) -> None:
+        self._model_id = model_id
+        self._reason = reason
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def complete(
+        self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
+    ) -> Completion:
+        raise ModelError("config", self._reason)
+
+
+def _timed_out(model_id: str, timeout_s: float) -> str:
+    return f"{model_id}: no answer within {timeout_s:g}s (after the SDK's retries)"
+
+
+def _status_error(model_id: str, status: int, message: str) -> ModelError:
+    return ModelError(_status_kind(status), f"{model_id}: HTTP {status}: {message}")
+
+
+def _status_kind(status: int) -> ErrorKind:
+    if status in (401, 403):
+        return "auth"
+    if status == 429:
+        return "rate_limited"
+    if status in (503, 529):
+        return "overloaded"
+    if status >= 500:
+        return "server"
+    return "request"
+
+
+class AnthropicClient:
+    """The Messages API through the anthropic SDK (its own HTTP stack; `base_url` is honoured)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None:
+        self.name = name
+        # An explicit key (a placeholder where none belongs): the SDK then reads no credential
+        # from the environment or the disk on its own.
+        self._sdk = anthropic.Anthropic(
+            api_key=api_key or NO_KEY, base_url=base_url, max_retries=max_retries
+        )
+
+    @property
+    def model_id(self) -> str:
+        return f"anthropic:{self.name}"
+
+    def complete(
+        self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
+    ) -> Completion:
+        turns: list[MessageParam] = [
+            {"role": "user", "content": m.content}
+            if m.role == "user"
+            else {"role": "assistant", "content": m.content}
+            for m in messages
+        ]
+        try:
+            response = self._sdk.messages.create(
+                model=self.name,
+                system=system,
+                messages=turns,
+                max_tokens=max_tokens,
+                timeout=timeout_s,
+            )
+        except anthropic.APITimeoutError:
+            raise ModelError("timeout", _timed_out(self.model_id, timeout_s)) from None
+        except anthropic.APIConnectionError as exc:
+            raise ModelError("connection", f"{self.model_id}: cannot connect: {exc}") from None
+        except anthropic.APIStatusError as exc:
+            raise _status_error(self.model_id, exc.status_code, exc.message) from None
+        except anthropic.APIError as exc:
+            raise ModelError("malformed", f"{self.model_id}: bad response: {exc}") from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # The SDK lets a body that is not JSON (or not the API's shape) escape as these.
+            raise ModelError("malformed", _bad_body(self.model_id, exc)) from None
+        return _anthropic_completion(self.model_id, response)
+
+
+def _anthropic_completion(model_id: str, response: Any) -> Completion:
+    content = getattr(response, "content", None)
+    usage = getattr(response, "usage", None)
+    if not isinstance(content, list) or usage is None:
+        raise ModelError("malformed", f"{model_id}: the answer is not a Messages API response")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in content:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(str(getattr(block, "text", "")))
+        elif kind == "tool_use":
+            arguments = getattr(block, "input", None)
+            if not isinstance(arguments, dict):
+                raise ModelError("malformed", f"{model_id}: tool_use input is not an object")
+            calls.append(ToolCall(name=str(getattr(block, "name", "")), arguments=arguments))
+    return Completion(
+        text="".join(texts),
+        usage=Usage(
+            input_tokens=_count(getattr(usage, "input_tokens", 0)),
+            output_tokens=_count(getattr(usage, "output_tokens", 0)),
+            cache_read_tokens=_count(getattr(usage, "cache_read_input_tokens", 0)),
+            cache_write_tokens=_count(getattr(usage, "cache_creation_input_tokens", 0)),
+        ),
+        model=model_id,
+        stop_reason=getattr(response, "stop_reason", None),
+        tool_calls=tuple(calls),
+    )
+
+
+def _bad_body(model_id: str, exc: Exception) -> str:
+    first = (str(exc).splitlines() or [""])[0][:200]
+    return f"{model_id}: the answer is not valid ({type(exc).__name__}: {first})"
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+class OpenAIClient:
+    """Chat completions through the openai SDK, at any OpenAI-compatible `base_url`."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None:
+        self.name = name
+        # OpenAI's own API wants `max_completion_tokens`; compatible servers (Ollama, vLLM,
+        # OpenRouter) reliably understand `max_tokens`.
+        self._official = _origin(base_url) == _origin(OPENAI_DEFAULT_URL)
+        self._sdk = openai.OpenAI(
+            api_key=api_key or NO_KEY, base_url=base_url, max_retries=max_retries
+        )
+
+    @property
+    def model_id(self) -> str:
+        return f"openai:{self.name}"
+
+    def complete(
+        self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
+    ) -> Completion:
+        chat: list[ChatCompletionMessageParam] = [{"role": "system", "content": system}]
+        for m in messages:
+            if m.role == "user":
+                chat.append({"role": "user", "content": m.content})
+            else:
+                chat.append({"role": "assistant", "content": m.content})
+        try:
+            response = self._sdk.chat.completions.create(
+                model=self.name,
+                messages=chat,
+                timeout=timeout_s,
+                max_completion_tokens=max_tokens if self._official else openai.omit,
+                max_tokens=openai.omit if self._official else max_tokens,
+            )
+        except openai.APITimeoutError:
+            raise ModelError("timeout", _timed_out(self.model_id, timeout_s)) from None
+        except openai.APIConnectionError as exc:
+            raise ModelError("connection", f"{self.model_id}: cannot connect: {exc}") from None
+        except openai.APIStatusError as exc:
+            raise _status_error(self.model_id, exc.status_code, exc.message) from None
+        except openai.OpenAIError as exc:
+            raise ModelError("malformed", f"{self.model_id}: bad response: {exc}") from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # The SDK lets a body that is not JSON (or not the API's shape) escape as these.
+            raise ModelError("malformed", _bad_body(self.model_id, exc)) from None
+        return _openai_completion(self.model_id, response)
+
+
+def _openai_completion(model_id: str, response: Any) -> Completion:
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise ModelError("malformed", f"{model_id}: the answer has no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise ModelError("malformed", f"{model_id}: the answer has no message")
+    calls = []
+    for call in getattr(message, "tool_calls", None) or ():
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        calls.append(ToolCall.from_json(str(function.name), str(function.arguments)))
+    usage = getattr(response, "usage", None)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = _count(getattr(details, "cached_tokens", 0))
+    return Completion(
+        text=str(getattr(message, "content", None) or ""),
+        usage=Usage(
+            # OpenAI counts cached tokens inside prompt_tokens; ours are disjoint, as Anthropic's.
+            input_tokens=max(0, _count(getattr(usage, "prompt_tokens", 0)) - cached),
+            output_tokens=_count(getattr(usage, "completion_tokens", 0)),
+            cache_read_tokens=cached,
+            cache_write_tokens=_count(getattr(details, "cache_write_tokens", 0)),
+        ),
+        model=model_id,
+        stop_reason=getattr(choices[0], "finish_reason", None),
+        tool_calls=tuple(calls),
+    )

@@ -1,0 +1,141 @@
+"""A panel run's result: per-model verdicts, findings, the decision and a Markdown summary.
+
+Plain data, ready to publish: the CLI prints `as_json()`; a PR review and the
+`ourobot/review` check run can be built from `verdicts`, `findings()` and
+`summary_markdown()` without reparsing anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from reviewers.context import Omission
+from reviewers.model_client import Usage
+from reviewers.verdict import Finding, VerdictKind
+
+Conclusion = Literal["success", "failure"]
+Reason = Literal["approved", "rejected", "incomplete", "budget"]
+ScopeStatus = Literal["skipped", "unavailable"]
+
+
+@dataclass(frozen=True)
+class ModelVerdict:
+    """One panel member's verdict and how it was reached."""
+
+    model: str
+    verdict: VerdictKind
+    findings: tuple[Finding, ...] = ()
+    notes: str = ""
+    # Why the verdict is incomplete (timeout, error, unparseable answer); empty otherwise.
+    problem: str = ""
+    # "timeout", "budget", "unparseable", "internal" or a `ModelError` kind; None when answered.
+    error_kind: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    answered_by: str = ""  # the model that answered, when a fallback chain stands behind `model`
+    elapsed_s: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "verdict": self.verdict,
+            "findings": [finding.as_dict() for finding in self.findings],
+        }
+
+
+@dataclass(frozen=True)
+class ScopeReview:
+    """The typed row for the whole-repository scope review (`review.context`)."""
+
+    status: ScopeStatus
+    reason: str
+
+
+@dataclass(frozen=True)
+class ModelFinding:
+    model: str
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class PanelResult:
+    conclusion: Conclusion
+    reason: Reason
+    detail: str  # one sentence: why this conclusion
+    verdicts: tuple[ModelVerdict, ...]
+    quorum: int
+    base_sha: str
+    head_sha: str
+    scope: ScopeReview
+    omitted: tuple[Omission, ...] = ()
+    diff_summary: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        """Exactly the CLI's contract (DESIGN.md §3): conclusion, reason, verdicts."""
+        return {
+            "conclusion": self.conclusion,
+            "reason": self.reason,
+            "verdicts": [verdict.as_json() for verdict in self.verdicts],
+        }
+
+    def findings(self) -> list[ModelFinding]:
+        return [ModelFinding(v.model, f) for v in self.verdicts for f in v.findings]
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for verdict in self.verdicts:
+            total = total + verdict.usage
+        return total
+
+    def summary_markdown(self) -> str:
+        title = "passed" if self.conclusion == "success" else f"failed ({self.reason})"
+        lines = [
+            f"## ourobot review {title}",
+            "",
+            f"{self.detail} Reviewed head `{self.head_sha}` against base `{self.base_sha}`;",
+            f"quorum {self.quorum} of {len(self.verdicts)}.",
+            "",
+            "| Model | Verdict | Findings | Note |",
+            "| --- | --- | --- | --- |",
+        ]
+        for verdict in self.verdicts:
+            note = verdict.problem or (
+                f"answered by {verdict.answered_by}"
+                if verdict.answered_by and verdict.answered_by != verdict.model
+                else ""
+            )
+            lines.append(
+                f"| {_code(verdict.model)} | {verdict.verdict} | {len(verdict.findings)} "
+                f"| {_cell(note)} |"
+            )
+        found = self.findings()
+        if found:
+            lines += ["", "### Findings", ""]
+            lines += [
+                f"- **{item.finding.severity}** "
+                f"{_code(f'{item.finding.path}:{item.finding.line}')} "
+                f"({item.model}): {_cell(item.finding.reason)}"
+                for item in found
+            ]
+        lines += ["", f"Scope review: {self.scope.status} ({self.scope.reason})."]
+        if self.diff_summary:
+            lines += ["", f"Diff shown to the panel: {self.diff_summary}"]
+        if self.omitted:
+            lines += ["", "### Not shown to the panel", ""]
+            lines += [f"- {_code(o.path)}: {o.what} ({o.chars:,} characters)" for o in self.omitted]
+        return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Model or user text inside a Markdown table or list item: one line, no table breaks,
+    no mentions or HTML that GitHub would act on."""
+    flat = " ".join(text.split())
+    flat = flat.replace("|", "\\|").replace("<", "&lt;").replace("@", "&#64;")
+    return flat if len(flat) <= 300 else flat[:297] + "..."
+
+
+def _code(text: str) -> str:
+    """A path or model id as inline code (GitHub neither mentions nor renders HTML there)."""
+    flat = " ".join(text.split()).replace("`", "'").replace("|", "\\|")
+    return "`" + (flat if len(flat) <= 200 else flat[:197] + "...") + "`"
