@@ -61,23 +61,33 @@ def strip_ignorable(text: str) -> str:
     return "".join(char for char in text if not is_ignorable(char))
 
 
-def canonical_component(component: str) -> str:
-    """One path component as a case-insensitive, normalising filesystem would see it."""
+def canonical_component(component: str, *, streams: bool = True) -> str:
+    """One path component as a case-insensitive, normalising filesystem would see it.
+
+    With `streams`, an NTFS stream suffix is dropped as Windows would (`.git::$INDEX_ALLOCATION`
+    and `.git:$DATA` open `.git`); without, the colon is kept as POSIX filesystems keep it.
+    """
     text = unicodedata.normalize("NFKC", component)
     text = strip_ignorable(text)
     text = unicodedata.normalize("NFKC", text.casefold())
-    # NTFS alternate data streams: `.git::$INDEX_ALLOCATION` and `.git:$DATA` open `.git`.
-    text = text.split(":", 1)[0] if ":" in text else text
+    if streams and ":" in text:
+        text = text.split(":", 1)[0]
     text = text.rstrip(". ") if text not in (".", "..") else text
     if text == "git~1":
         return ".git"
     return text
 
 
-def canonical_path(path: str) -> str:
+def canonical_path(path: str, *, streams: bool = True) -> str:
     """The canonical form used for every comparison: `/`-separated canonical components."""
-    parts = [canonical_component(part) for part in path.replace("\\", "/").split("/")]
-    return "/".join(part for part in parts if part not in ("", "."))
+    parts = path.replace("\\", "/").split("/")
+    canonical = [canonical_component(part, streams=streams) for part in parts]
+    return "/".join(part for part in canonical if part not in ("", "."))
+
+
+def canonical_forms(path: str) -> tuple[str, ...]:
+    """Every name `path` may stand for: as Windows reads it and as a POSIX filesystem does."""
+    return tuple(dict.fromkeys((canonical_path(path), canonical_path(path, streams=False))))
 
 
 def display(text: str, limit: int = 200) -> str:
@@ -157,18 +167,15 @@ class ProtectedPaths:
                 self._ancestors.setdefault(ancestor, original)
 
     def match(self, path: str) -> ProtectedMatch | None:
-        canonical = canonical_path(path)
-        if not canonical:
-            return None
-        result = self._spec.check_file(canonical)
-        if result.include and result.index is not None:
-            return ProtectedMatch(path, self.patterns[result.index])
-        if canonical in self._ancestors:
-            return ProtectedMatch(path, self._ancestors[canonical])
+        for canonical in canonical_forms(path):
+            if not canonical:
+                continue
+            result = self._spec.check_file(canonical)
+            if result.include and result.index is not None:
+                return ProtectedMatch(path, self.patterns[result.index])
+            if canonical in self._ancestors:
+                return ProtectedMatch(path, self._ancestors[canonical])
         return None
-
-    def is_protected_directory(self, canonical: str) -> bool:
-        return canonical in self._ancestors
 
 
 def _canonical_pattern(pattern: str) -> str:

@@ -26,7 +26,7 @@ RULE_IDS: tuple[str, ...] = (
 )
 
 Conclusion = Literal["success", "failure"]
-_MARKDOWN_SPECIAL = "\\`*_{}[]()#+!|~"
+_MARKDOWN_SPECIAL = "\\*_{}[]|~"
 _TABLE_ROWS = 100
 
 
@@ -136,6 +136,6 @@ def _sha(value: object) -> str:
 
 def markdown_cell(text: str) -> str:
     """Untrusted text as inert Markdown: no links, HTML, emphasis, code spans or new rows."""
-    shown = display(text, limit=500).replace("\n", " ")
+    shown = html.escape(display(text, limit=500), quote=True)
     escaped = "".join("\\" + char if char in _MARKDOWN_SPECIAL else char for char in shown)
-    return html.escape(escaped, quote=True)
+    return escaped.replace("`", "&#96;")

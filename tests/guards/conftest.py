@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -101,10 +100,10 @@ class GitRepo:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Iterator[GitRepo]:
+def repo(tmp_path: Path) -> GitRepo:
     home = tmp_path / "home"
     home.mkdir()
-    yield GitRepo(tmp_path / "repo", home)
+    return GitRepo(tmp_path / "repo", home)
 
 
 def config(text: str = "") -> RepoConfig:

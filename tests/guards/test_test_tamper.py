@@ -74,7 +74,8 @@ def test_removing_a_test_function_is_tampering(repo: GitRepo):
         ),
         (
             "tests/test_parse.py",
-            "import unittest\n\n\nclass TestP(unittest.TestCase):\n    def test_a(self):\n        pass\n",
+            "import unittest\n\n\nclass TestP(unittest.TestCase):\n"
+            "    def test_a(self):\n        pass\n",
             "import unittest\n\n\nclass TestP(unittest.TestCase):\n    @unittest.skip('x')\n"
             "    def test_a(self):\n        pass\n",
             5,
@@ -135,7 +136,8 @@ def test_only_adding_tests_passes(repo: GitRepo):
 
 
 def test_a_new_test_file_with_a_skipped_test_passes(repo: GitRepo):
-    new = "import pytest\n\n\n@pytest.mark.skip(reason='needs network')\ndef test_remote():\n    pass\n"
+    new = "import pytest\n\n\n@pytest.mark.skip(reason='needs network')\n"
+    new += "def test_remote():\n    pass\n"
     assert tampered(repo, {}, lambda r: r.write("tests/test_remote.py", new)) == []
 
 
