@@ -239,8 +239,13 @@ class _Outcome:
         self.headers = headers or {}
 
 
-def rest_route(sb: Services, method: str, template: str, handler: Handler) -> Route:
-    """A Starlette route serving `handler` the way GitHub's REST API behaves."""
+def rest_route(
+    sb: Services, method: str, template: str, handler: Handler, *, implemented: bool = True
+) -> Route:
+    """A Starlette route serving `handler` the way GitHub's REST API behaves.
+
+    Route names are `rest:METHOD /template` for implemented endpoints (tests enumerate them).
+    """
     route_name = re.sub(r"\{(\w+):\w+\}", r"{\1}", template)  # accounting key, no converters
 
     def prepare(request: Request, raw: bytes) -> _Outcome:
@@ -323,9 +328,17 @@ def rest_route(sb: Services, method: str, template: str, handler: Handler) -> Ro
             )
         return _render(reply, outcome.headers)
 
-    return Route(template, endpoint, methods=[method], name=f"rest:{method} {route_name}")
+    name = f"rest:{method} {route_name}" if implemented else f"fallback:{method}"
+    return Route(template, endpoint, methods=[method], name=name)
 
 
-async def github_not_found(request: Request) -> Response:
-    """Anything the sandbox does not implement: GitHub's 404 body."""
-    return JSONResponse(not_found().body(), status_code=404)
+def _not_implemented(call: Call) -> Reply:
+    raise not_found()
+
+
+def fallback_routes(sb: Services, methods: Sequence[str]) -> list[Route]:
+    """Anything the sandbox does not implement: GitHub's 404 body, with the usual headers."""
+    return [
+        rest_route(sb, method, "/{path:path}", _not_implemented, implemented=False)
+        for method in methods
+    ]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 
 from app.sandbox import api_app, api_checks, api_issues, api_pulls, api_repos, pushes
 from app.sandbox.ci import CiRunner
@@ -27,7 +27,7 @@ from app.sandbox.control import SandboxControl, control_routes
 from app.sandbox.faults import FaultBook
 from app.sandbox.git_http import AuthDecision, GitHttp
 from app.sandbox.gitops import RefUpdate
-from app.sandbox.routing import Services, github_not_found
+from app.sandbox.routing import Services, fallback_routes
 from app.sandbox.state import DEFAULT_TOKEN_TTL_S, SandboxState
 from app.sandbox.webhooks import WebhookDispatcher
 
@@ -57,7 +57,7 @@ def build_app(sb: Services, admin_token: str, key_path: Path | None = None) -> S
         *api_issues.routes(sb),
         *api_pulls.routes(sb),
         *GitHttp(repo_path, authorize, on_push).routes(),
-        Route("/{path:path}", github_not_found, methods=ALL_METHODS),
+        *fallback_routes(sb, ALL_METHODS),
     ]
     return Starlette(routes=routes)
 

@@ -260,7 +260,15 @@ class WebhookSink:
         self._server.server_close()
 
     def verify(self, delivery: Delivery) -> bool:
-        return verify(self.secret, delivery.body, delivery.headers["x-hub-signature-256"])
+        """Both signatures check out with githubkit against the sink's secret."""
+        return self.verify_with(self.secret, delivery)
+
+    @staticmethod
+    def verify_with(secret: str, delivery: Delivery) -> bool:
+        headers = delivery.headers
+        return verify(secret, delivery.body, headers["x-hub-signature-256"]) and verify(
+            secret, delivery.body, headers["x-hub-signature"]
+        )
 
     def of(self, event: str, action: str | None = None) -> list[Delivery]:
         with self._cond:
