@@ -11,7 +11,7 @@ mode) by the workers; `InboxOnlyDispatcher` and `RecordingDispatcher` below.
 from __future__ import annotations
 
 import threading
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class Dispatcher(Protocol):
@@ -45,3 +45,10 @@ class RecordingDispatcher:
     def submitted(self) -> list[int]:
         with self._lock:
             return list(self._submitted)
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """A dispatcher that owns threads or connections; `ourobot serve` closes it on shutdown."""
+
+    def close(self) -> None: ...

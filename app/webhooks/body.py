@@ -41,6 +41,7 @@ async def read_capped(
     async for chunk in chunks:
         if len(received) + len(chunk) > cap:
             raise BodyTooLarge(f"more than {cap} bytes")
-        on_chunk(chunk)
-        received += chunk
+        if chunk:
+            on_chunk(chunk)
+            received += chunk
     return bytes(received)

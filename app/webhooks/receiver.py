@@ -18,7 +18,9 @@ marks the delivery failed and the redelivery job asks for it again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio.to_thread
@@ -40,6 +42,7 @@ from app.webhooks.body import (
     read_capped,
 )
 from app.webhooks.delivery import DELIVERY_HEADER, EVENT_HEADER, BadDelivery, parse_delivery
+from app.webhooks.recorder import BatchingRecorder
 from app.webhooks.signature import SIGNATURE_HEADER, SignatureCheck, parse_signature
 
 log = logging.getLogger("app.webhooks")
@@ -48,6 +51,7 @@ WEBHOOK_PATH = "/api/github/webhooks"
 HEALTH_PATH = "/healthz"
 PING_EVENT = "ping"
 _SHA1_HEADER = "X-Hub-Signature"
+INLINE_PARSE_BYTES = 256 * 1024
 
 InlineHook = Callable[[Delivery], None]
 
@@ -73,13 +77,29 @@ def create_receiver_app(
         max_body_bytes=max_body_bytes,
     )
     mode = "embedded" if settings.embedded else "redis"
-    app = FastAPI(title="ourobot webhook receiver", docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_api_route(WEBHOOK_PATH, receiver.receive, methods=["POST"])
 
-    async def healthz() -> Response:
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(receiver.close)
+
+    app = FastAPI(
+        title="ourobot webhook receiver",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
+    )
+
+    async def healthz(_: Request) -> Response:
         return await anyio.to_thread.run_sync(_health, inbox, mode)
 
-    app.add_api_route(HEALTH_PATH, healthz, methods=["GET"])
+    # Plain Starlette routes: the endpoints read the raw request themselves and need none of
+    # FastAPI's parameter parsing, which would otherwise run on every delivery.
+    app.add_route(WEBHOOK_PATH, receiver.receive, methods=["POST"])
+    app.add_route(HEALTH_PATH, healthz, methods=["GET"])
     return app
 
 
@@ -101,9 +121,9 @@ class _Receiver:
         max_body_bytes: int,
     ) -> None:
         self._secret = secret
-        self._inbox = inbox
-        self._dispatcher = dispatcher
         self._inline = inline
+        self._recorder = BatchingRecorder(inbox, on_recorded=self._run_inline)
+        self._dispatch = _DispatchQueue(dispatcher)
         self._max_body_bytes = max_body_bytes
 
     async def receive(self, request: Request) -> Response:
@@ -127,19 +147,19 @@ class _Receiver:
             return _reject(headers, 400, "client disconnected before the body ended")
         if not check.matches():
             return _reject(headers, 401, f"{SIGNATURE_HEADER} does not match the body")
-        # Parsing a large body and writing the inbox block; keep them off the event loop.
-        return await anyio.to_thread.run_sync(self._accept, headers, body)
-
-    def _accept(self, headers: Mapping[str, str], body: bytes) -> Response:
         try:
-            delivery = parse_delivery(headers, body)
+            delivery = await _parse(headers, body)
         except BadDelivery as problem:
             return _reject(headers, 400, str(problem))
+        return await self._accept(delivery)
+
+    async def _accept(self, delivery: Delivery) -> Response:
         if delivery.event == PING_EVENT:
             _log_outcome(delivery, "pong")
             return JSONResponse({"status": "pong"}, status_code=200)
         try:
-            row_id = self._inbox.record(delivery)
+            # Durable (and past the inline hook) when this returns.
+            row_id = await self._recorder.record(delivery)
         except Exception as error:
             _log_outcome(delivery, f"inbox unavailable: {_describe(error)}", level=logging.ERROR)
             return JSONResponse(
@@ -149,8 +169,7 @@ class _Receiver:
         if row_id is None:
             _log_outcome(delivery, "duplicate")
             return JSONResponse({"status": "duplicate"}, status_code=202)
-        self._run_inline(delivery)
-        self._submit(row_id)
+        self._dispatch.submit(row_id)
         _log_outcome(delivery, f"accepted id={row_id}")
         return JSONResponse({"status": "accepted", "id": row_id}, status_code=202)
 
@@ -163,7 +182,33 @@ class _Receiver:
             # The delivery is recorded; a broken hook must not make GitHub see a failure.
             log.exception("inline hook failed for delivery=%s", delivery.delivery_id)
 
-    def _submit(self, row_id: int) -> None:
+    def close(self) -> None:
+        """Finish queued inbox writes, then queued submissions; stop their threads."""
+        self._recorder.close()
+        self._dispatch.close()
+
+
+class _DispatchQueue:
+    """Calls the dispatcher on its own thread, in order, after the delivery is answered.
+
+    Submitting is a hint (the row is durable, the sweeper re-submits what stays pending), so a
+    broker that is slow or down delays neither the acknowledgement nor the next recording.
+    """
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._dispatcher = dispatcher
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatch")
+
+    def submit(self, row_id: int) -> None:
+        try:
+            self._executor.submit(self._submit_now, row_id)
+        except RuntimeError:
+            log.warning("inbox row %d not dispatched: shutting down (the sweeper will)", row_id)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    def _submit_now(self, row_id: int) -> None:
         try:
             self._dispatcher.submit(row_id)
         except Exception as error:
@@ -172,6 +217,13 @@ class _Receiver:
                 row_id,
                 _describe(error),
             )
+
+
+async def _parse(headers: Mapping[str, str], body: bytes) -> Delivery:
+    # Typical payloads parse in well under a millisecond; only a big one is worth a thread.
+    if len(body) <= INLINE_PARSE_BYTES:
+        return parse_delivery(headers, body)
+    return await anyio.to_thread.run_sync(parse_delivery, headers, body)
 
 
 def _health(inbox: Inbox, mode: str) -> Response:

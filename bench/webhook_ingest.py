@@ -1,0 +1,345 @@
+"""Webhook ingest benchmark: `ourobot serve` against a bare FastAPI endpoint, in the same run.
+
+    .venv/bin/python bench/webhook_ingest.py [--requests 2000] [--concurrency 16] [--check]
+
+Starts, on 127.0.0.1 only: a bare FastAPI app that answers 202 without doing anything (the
+ceiling: same uvicorn settings as `ourobot serve`), `ourobot serve` in embedded mode (SQLite
+inbox in a temporary data directory), and `ourobot serve` in Redis mode when a Redis answers
+(OUROBOT_REDIS_URL, else 127.0.0.1:6379; an empty database number is picked and flushed after).
+Each gets the same signed deliveries with fresh delivery ids over `--concurrency` keep-alive
+connections. Prints throughput, p50/p99 latency, the ratio ours/bare, and checks that the inbox
+holds exactly one row per delivery. `--check` exits 1 unless every mode reaches half the bare
+throughput with p99 under 50 ms (the issue's bar).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from app.settings import Settings  # noqa: E402
+from app.store import Store  # noqa: E402
+from app.webhooks import WEBHOOK_PATH, sign  # noqa: E402
+
+# A fresh secret per run: nothing to leak, nothing to reuse.
+SECRET = secrets.token_hex(16)
+EXAMPLE = REPO.parent / "shared/github-webhook-examples/issue_comment/created.payload.json"
+MIN_RATIO = 0.5
+MAX_P99_MS = 50.0
+STARTUP_TIMEOUT_S = 30.0
+REDIS_BENCH_DBS = range(15, 9, -1)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    url: str
+    data_dir: Path | None  # where its inbox is, for the row-count check
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    sent: int
+    failed: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def throughput(self) -> float:
+        return self.sent / self.seconds
+
+    def percentile(self, share: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> int:
+    args = _parse_args()
+    if args.serve_bare is not None:
+        _serve_bare(args.serve_bare)
+        return 0
+    body = _payload()
+    with tempfile.TemporaryDirectory(prefix="ourobot-bench-") as scratch:
+        results = asyncio.run(_run_all(args, body, Path(scratch)))
+    return _report(results, check=args.check)
+
+
+def _parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--requests", type=int, default=2000, help="timed deliveries per target")
+    parser.add_argument("--warmup", type=int, default=200, help="untimed deliveries first")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--max-seconds", type=float, default=60.0, help="time cap per target")
+    parser.add_argument(
+        "--ourobot", default=str(Path(sys.executable).with_name("ourobot")), help="CLI to run"
+    )
+    parser.add_argument("--no-redis", action="store_true", help="skip the Redis-mode run")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the bar is missed")
+    parser.add_argument("--serve-bare", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not 1 <= args.requests <= 100_000 or not 1 <= args.concurrency <= 256:
+        parser.error("--requests must be 1..100000 and --concurrency 1..256")
+    return args
+
+
+def _payload() -> bytes:
+    """A realistic delivery body: GitHub's issue_comment example, or a synthetic one."""
+    if EXAMPLE.is_file():
+        return EXAMPLE.read_bytes()
+    filler = "x" * 6000
+    return json.dumps(
+        {"action": "created", "installation": {"id": 1}, "comment": {"body": filler}}
+    ).encode()
+
+
+# ---- the servers ----
+
+
+def _serve_bare(port: int) -> None:
+    """The ceiling: FastAPI under the same uvicorn settings, answering 202 and nothing else."""
+    import uvicorn
+    from fastapi import FastAPI, Response
+
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.post(WEBHOOK_PATH)
+    async def accept() -> Response:
+        return Response(status_code=202)
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return Response(status_code=200)
+
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        server_header=False,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def _process(command: list[str], env: dict[str, str], log_path: Path) -> Iterator[None]:
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def _wait_healthy(url: str, log_path: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    async with httpx.AsyncClient() as client:
+        while time.monotonic() < deadline:
+            try:
+                if (await client.get(url + "/healthz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.1)
+    tail = log_path.read_text(errors="replace")[-2000:]
+    raise SystemExit(f"bench: {url} did not become healthy:\n{tail}")
+
+
+def _serve_env(data_dir: Path, redis_url: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OUROBOT_")}
+    env.update(OUROBOT_DATA_DIR=str(data_dir), OUROBOT_WEBHOOK_SECRET=SECRET)
+    if redis_url:
+        env["OUROBOT_REDIS_URL"] = redis_url
+    return env
+
+
+# ---- Redis (optional) ----
+
+
+def _redis_url() -> str | None:
+    """A Redis URL on an empty database number of the local Redis, or None if none answers."""
+    import redis
+
+    base = os.environ.get("OUROBOT_REDIS_URL") or "redis://127.0.0.1:6379/0"
+    for number in REDIS_BENCH_DBS:
+        try:
+            client = redis.Redis.from_url(base, db=number, socket_timeout=2)
+            if client.dbsize() == 0:
+                pool = client.connection_pool.connection_kwargs
+                return f"redis://{pool.get('host', '127.0.0.1')}:{pool.get('port', 6379)}/{number}"
+        except redis.RedisError:
+            return None
+    return None
+
+
+def _flush_redis(url: str) -> None:
+    import redis
+
+    redis.Redis.from_url(url, socket_timeout=2).flushdb()
+
+
+# ---- the load ----
+
+
+async def _run_all(args: argparse.Namespace, body: bytes, scratch: Path) -> list[Result]:
+    results: list[Result] = []
+    bare_port = _free_port()
+    bare_log = scratch / "bare.log"
+    bare_cmd = [sys.executable, __file__, "--serve-bare", str(bare_port)]
+    with _process(bare_cmd, dict(os.environ), bare_log):
+        target = Target("bare FastAPI", f"http://127.0.0.1:{bare_port}", None)
+        await _wait_healthy(target.url, bare_log)
+        results.append(await _load(target, args, body))
+    modes: list[tuple[str, str | None]] = [("ourobot embedded", None)]
+    redis_url = None if args.no_redis else _redis_url()
+    if redis_url:
+        modes.append(("ourobot redis", redis_url))
+    else:
+        print("bench: Redis mode skipped (no Redis answering, or --no-redis)")
+    for name, url in modes:
+        try:
+            results.append(await _run_ours(name, url, args, body, scratch))
+        finally:
+            if url:
+                _flush_redis(url)
+    return results
+
+
+async def _run_ours(
+    name: str, redis_url: str | None, args: argparse.Namespace, body: bytes, scratch: Path
+) -> Result:
+    port = _free_port()
+    data_dir = scratch / name.replace(" ", "-")
+    log_path = scratch / f"{data_dir.name}.log"
+    command = [args.ourobot, "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with _process(command, _serve_env(data_dir, redis_url), log_path):
+        target = Target(name, f"http://127.0.0.1:{port}", data_dir)
+        await _wait_healthy(target.url, log_path)
+        result = await _load(target, args, body)
+    _check_inbox(data_dir, expected=args.warmup + result.sent)
+    return result
+
+
+async def _load(target: Target, args: argparse.Namespace, body: bytes) -> Result:
+    headers = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "issue_comment",
+        "X-Hub-Signature-256": sign(SECRET, body),
+    }
+    # One client per connection: httpx's shared pool spends more CPU than the servers under
+    # test once 16 requests queue on it, which would measure the client, not the server.
+    clients = [
+        httpx.AsyncClient(base_url=target.url, limits=httpx.Limits(max_connections=1), timeout=30)
+        for _ in range(args.concurrency)
+    ]
+    try:
+        await _burst(clients, headers, body, args.warmup, deadline=None)
+        started = time.perf_counter()
+        latencies, failed = await _burst(
+            clients, headers, body, args.requests, deadline=started + args.max_seconds
+        )
+        seconds = time.perf_counter() - started
+    finally:
+        for client in clients:
+            await client.aclose()
+    return Result(target.name, len(latencies), failed, seconds, latencies)
+
+
+async def _burst(
+    clients: list[httpx.AsyncClient],
+    headers: dict[str, str],
+    body: bytes,
+    count: int,
+    deadline: float | None,
+) -> tuple[list[float], int]:
+    """Send `count` deliveries over the clients' connections; latencies in ms, failures."""
+    remaining = iter(range(count))
+    latencies: list[float] = []
+    failures = [0]
+
+    async def connection(client: httpx.AsyncClient) -> None:
+        for _ in remaining:
+            if deadline is not None and time.perf_counter() > deadline:
+                return
+            fresh = {**headers, "X-GitHub-Delivery": str(uuid.uuid4())}
+            began = time.perf_counter()
+            response = await client.post(WEBHOOK_PATH, content=body, headers=fresh)
+            latencies.append((time.perf_counter() - began) * 1000)
+            if response.status_code != 202:
+                failures[0] += 1
+
+    await asyncio.gather(*(connection(client) for client in clients))
+    return latencies, failures[0]
+
+
+def _check_inbox(data_dir: Path, expected: int) -> None:
+    store = Store.open(Settings(data_dir=data_dir, database_url=None))
+    try:
+        with store.engine.connect() as connection:
+            rows = connection.exec_driver_sql("SELECT count(*) FROM webhook_inbox").scalar_one()
+    finally:
+        store.close()
+    if rows != expected:
+        raise SystemExit(f"bench: inbox in {data_dir} has {rows} rows, expected {expected}")
+
+
+# ---- the report ----
+
+
+def _report(results: list[Result], *, check: bool) -> int:
+    bare = results[0]
+    columns = ("sent", "fail", "req/s", "p50 ms", "p99 ms", "ratio")
+    widths = (6, 5, 8, 7, 7, 6)
+    print(f"{'target':<18}", *(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    ok = True
+    for result in results:
+        ratio = result.throughput / bare.throughput
+        print(
+            f"{result.name:<18} {result.sent:>6} {result.failed:>5} {result.throughput:>8.0f} "
+            f"{result.percentile(0.5):>7.1f} {result.percentile(0.99):>7.1f} {ratio:>6.2f}"
+        )
+        if result is not bare:
+            ok &= ratio >= MIN_RATIO and result.percentile(0.99) < MAX_P99_MS and not result.failed
+    print(
+        f"bar: ratio >= {MIN_RATIO} and p99 < {MAX_P99_MS:.0f} ms for every ourobot mode: "
+        f"{'met' if ok else 'MISSED'} (median of all bare latencies "
+        f"{statistics.median(bare.latencies_ms):.1f} ms)"
+    )
+    return 1 if check and not ok else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
