@@ -49,6 +49,11 @@ _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("Hugging Face token", r"(?<![A-Za-z0-9_])(?P<s>hf_[A-Za-z]{34,})(?![A-Za-z0-9])"),
     )
 )
+# Cheap first pass: a line without any of these cannot match a token pattern above.
+_TOKEN_HINT = re.compile(
+    r"AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|npm_|sk-"
+    r"|AIza|_live_|hf_"
+)
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _BASE64_BODY = re.compile(r"^[\s\"'`]*[A-Za-z0-9+/]{40,}={0,2}[\s\"',`\\n]*$")
 _INLINE_KEY_BODY = re.compile(r"PRIVATE KEY(?: BLOCK)?-----(?:\\r)?\\n[A-Za-z0-9+/]{20,}")
@@ -135,6 +140,8 @@ def scan_lines(path: str, lines: Sequence[Line]) -> list[Finding]:
     """Credential-shaped text among the added lines of one file, one finding per line."""
     name = path.rsplit("/", 1)[-1].casefold()
     generic = name not in _LOCKFILES
+    if not _worth_scanning("\n".join(line.text for line in lines), generic):
+        return []
     findings: list[Finding] = []
     for index, line in enumerate(lines):
         following = lines[index + 1] if index + 1 < len(lines) else None
@@ -146,21 +153,35 @@ def scan_lines(path: str, lines: Sequence[Line]) -> list[Finding]:
     return findings
 
 
+def _worth_scanning(text: str, generic: bool) -> bool:
+    """One pass over a whole file's added text: most files hold no hint of a credential."""
+    return bool(
+        _TOKEN_HINT.search(text)
+        or "PRIVATE KEY" in text
+        or "://" in text
+        or (generic and _SECRET_KEY.search(text))
+    )
+
+
 def _scan_line(text: str, following: str | None, generic: bool) -> str | None:
     if len(text) > 20_000:
         text = text[:20_000]
-    for kind, pattern in _TOKEN_PATTERNS:
-        for match in pattern.finditer(text):
-            if _plausible_token(match.group("s")):
-                return kind
-    if _PRIVATE_KEY.search(text) and (
-        _INLINE_KEY_BODY.search(text) or (following is not None and _key_body(following))
+    if _TOKEN_HINT.search(text):
+        for kind, pattern in _TOKEN_PATTERNS:
+            for match in pattern.finditer(text):
+                if _plausible_token(match.group("s")):
+                    return kind
+    if (
+        "PRIVATE KEY" in text
+        and _PRIVATE_KEY.search(text)
+        and (_INLINE_KEY_BODY.search(text) or (following is not None and _key_body(following)))
     ):
         return "private key"
-    for match in _URL_CREDENTIALS.finditer(text):
-        if _random_enough(match.group("s"), minimum=8):
-            return "password in a URL"
-    if generic:
+    if "://" in text:
+        for match in _URL_CREDENTIALS.finditer(text):
+            if _random_enough(match.group("s"), minimum=8):
+                return "password in a URL"
+    if generic and _SECRET_KEY.search(text):
         return _assignment(text)
     return None
 

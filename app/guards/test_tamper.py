@@ -95,8 +95,9 @@ def definition_name(text: str) -> str | None:
 
 
 def find_tampering(changes: ChangeSet) -> list[Tamper]:
-    removed_anywhere = _names(line for c in changes.files for line in c.removed)
-    added_anywhere = _names(line for c in changes.files for line in c.added)
+    tests = [c for c in changes.files if any(is_test_path(path) for path in c.paths)]
+    removed_anywhere = _names(line for c in tests for line in c.removed)
+    added_anywhere = _names(line for c in tests for line in c.added)
     found: list[Tamper] = []
     for change in changes.files:
         found.extend(_deleted_or_moved(change))
