@@ -25,6 +25,7 @@ from typing import Any
 
 from app.errors import UserError
 from app.guards import GuardResult, check_repo, config_at
+from app.guards.paths import display
 from app.guards.repo import Git, has_commit, isolated_git
 
 EXIT_OK = 0
@@ -126,9 +127,8 @@ def ensure_commits(repo: Path, shas: tuple[str, ...], env: Mapping[str, str]) ->
         if not missing:
             return
         fetch_env = _auth_env(git, env)
-        proc = git.run(
-            "fetch", "--no-tags", "--quiet", "--depth=1", "origin", *missing, env=fetch_env
-        )
+        # Without --depth: the merge base of base and head must be reachable too.
+        proc = git.run("fetch", "--no-tags", "--quiet", "origin", *missing, env=fetch_env)
         still = [sha for sha in missing if not has_commit(git, sha)]
     if still:
         detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -177,7 +177,7 @@ def workflow_annotations(result: GuardResult) -> list[str]:
     for violation in result.violations:
         props = [f"title={escape_property(violation.rule)}"]
         if violation.path:
-            props.insert(0, f"file={escape_property(violation.path)}")
+            props.insert(0, f"file={escape_property(display(violation.path, 1000))}")
             if violation.line:
                 props.insert(1, f"line={violation.line}")
         lines.append(f"::error {','.join(props)}::{escape_data(violation.message)}")

@@ -93,6 +93,8 @@ class ChangeSet:
     diff_bytes: int
     base: str | None = None
     head: str | None = None
+    # The commit the diff starts from when it is not `base`: their merge base (a PR's changes).
+    merge_base: str | None = None
     # Set when the diff could not be evaluated (too large, unavailable, truncated): a failure.
     unevaluable: str | None = None
     # Symlinks in the new state (path -> target), for following chains of links.

@@ -14,7 +14,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile, PatchSet
 
 from app.errors import UserError
-from app.guards.changes import SYMLINK_MODE, ChangeSet, FileChange, Line, Status
+from app.guards.changes import GITLINK_MODE, SYMLINK_MODE, ChangeSet, FileChange, Line, Status
 
 _DEV_NULL = "/dev/null"
 _PREFIX = re.compile(r"[abciow12]/")
@@ -118,7 +118,9 @@ def _file_change(patched: PatchedFile) -> FileChange:
     header = _header(patched)
     old_path, new_path = _paths(patched, header)
     status = _status(old_path, new_path, header)
-    added, removed = _lines(patched)
+    # A gitlink's "Subproject commit <sha>" line is a pointer, not a line of the file tree.
+    gitlink = GITLINK_MODE in (patched.source_mode, patched.target_mode)
+    added, removed = ([], []) if gitlink else _lines(patched)
     old_count = _old_length(patched, status, len(removed))
     new_count: int | None = None
     if status == "added":
@@ -129,7 +131,7 @@ def _file_change(patched: PatchedFile) -> FileChange:
         new_count = old_count - len(removed) + len(added)
     link_target = None
     if patched.target_mode == SYMLINK_MODE and added:
-        link_target = "".join(line.text for line in added)
+        link_target = "\n".join(line.text for line in added)
     return FileChange(
         status=status,
         old_path=old_path,

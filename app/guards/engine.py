@@ -12,6 +12,7 @@ Every entry point returns a `GuardResult`; bad input raises `UserError`/`ConfigE
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from app.guards.repo import (
     DEFAULT_LOAD_LIMIT,
     changes_between,
     isolated_git,
+    merge_base,
     read_config_at,
     resolve,
     snapshot_worktree,
@@ -79,6 +81,7 @@ def _stats(
         "source": changes.source,
         "base": changes.base,
         "head": changes.head,
+        "merge_base": changes.merge_base,
         "config": config_source,
         "mode": config.mode,
         "files": len(changes.files),
@@ -112,14 +115,19 @@ def check_repo(
     config_source: str | None = None,
     load_limit: int = DEFAULT_LOAD_LIMIT,
 ) -> GuardResult:
-    """Judge `base..head` in `repo`. Without `config`, the base's `.github/ourobot.yml` rules."""
+    """Judge the changes `head` makes on top of `base`: the diff from their merge base to `head`
+    (GitHub's three-dot compare), so commits that landed on the base branch since the PR
+    branched are not mistaken for the PR undoing them. Without `config`, the
+    `.github/ourobot.yml` committed at `base` rules (never the head's)."""
     with isolated_git(repo) as git:
         base_sha = resolve(git, base)
         head_sha = resolve(git, head)
         source = config_source or "given"
         if config is None:
             config, source = read_config_at(git, base_sha)
-        changes = changes_between(git, base_sha, head_sha, load_limit=load_limit)
+        start = merge_base(git, base_sha, head_sha) or base_sha
+        changes = changes_between(git, start, head_sha, load_limit=load_limit)
+    changes = replace(changes, base=base_sha, merge_base=start)
     return evaluate(changes, config, config_source=source)
 
 

@@ -124,6 +124,14 @@ def has_commit(git: Git, sha: str) -> bool:
     return git.run("cat-file", "-e", f"{sha}^{{commit}}").returncode == 0
 
 
+def merge_base(git: Git, base: str, head: str) -> str | None:
+    """Where `head` branched from `base`, as GitHub's three-dot compare uses; None when the
+    histories share nothing (or a shallow clone hides it)."""
+    proc = git.run("merge-base", base, head)
+    sha = proc.stdout.decode("ascii", "replace").strip()
+    return sha if proc.returncode == 0 and _OBJECT_ID.match(sha) else None
+
+
 def read_config_at(git: Git, commit: str) -> tuple[RepoConfig, str]:
     """`.github/ourobot.yml` as committed at `commit` (the base), and where it came from."""
     listing = git.out("ls-tree", "-z", commit, "--", DEFAULT_SOURCE)

@@ -71,7 +71,7 @@ class GuardResult:
             line = violation.line or 1
             found.append(
                 {
-                    "path": violation.path,
+                    "path": _encodable(violation.path),
                     "start_line": line,
                     "end_line": line,
                     "annotation_level": "failure",
@@ -120,6 +120,9 @@ class GuardResult:
         commits = ""
         if stats.get("base") and stats.get("head"):
             commits = f" from `{_sha(stats['base'])}` to `{_sha(stats['head'])}`"
+            start = stats.get("merge_base")
+            if start and start != stats["base"]:
+                commits += f" (the changes since their merge base `{_sha(start)}`)"
         counts = (
             f"{stats.get('files', 0)} file(s), +{stats.get('added_lines', 0)} "
             f"−{stats.get('deleted_lines', 0)} lines, {stats.get('diff_bytes', 0)} bytes"
@@ -127,6 +130,11 @@ class GuardResult:
         config = markdown_cell(str(stats.get("config", "defaults")))
         mode = stats.get("mode", "advanced")
         return f"Evaluated {what}{commits} ({counts}) with the config {config} (mode `{mode}`)."
+
+
+def _encodable(path: str) -> str:
+    """A path that is valid UTF-8 (a non-UTF-8 name survives only as surrogates)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _sha(value: object) -> str:

@@ -212,6 +212,7 @@ def test_workflow_command_escaping_follows_githubs_rules():
         )
     )
     assert workflow_annotations(result) == [
-        "::error file=x%0A%3A%3Aset-output name=a%3A%3Ab,line=3,title=secret::msg%0A::add-mask::x",
+        "::error file=x\\u000a%3A%3Aset-output name=a%3A%3Ab,line=3,title=secret::"
+        "msg%0A::add-mask::x",
         "::error title=size::too big",
     ]

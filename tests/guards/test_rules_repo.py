@@ -346,3 +346,20 @@ def test_rules_switched_off_by_config_do_not_run(repo: GitRepo):
     result = repo.check(base, head, config("guards:\n  secrets: false\n  test_tamper: false\n"))
     assert result.conclusion == "success"
     assert result.stats["rules_off"] == ["secret", "test-tamper"]
+
+
+def test_commits_that_landed_on_the_base_since_the_pr_branched_are_not_its_changes(
+    repo: GitRepo,
+):
+    start = base_with(repo, {})
+    repo.git("checkout", "-q", "-b", "ourobot/issue-3")
+    repo.write("docs/new.md", "new\n")
+    head = repo.commit("pr")
+    repo.git("checkout", "-q", "main")
+    repo.write("big.md", lines(400))
+    main = repo.commit("main moved on")
+    result = repo.check(main, head)
+    assert result.conclusion == "success", result.violations
+    assert (result.stats["base"], result.stats["merge_base"]) == (main, start)
+    assert result.stats["files"] == 1
+    assert f"merge base `{start[:12]}`" in result.summary_markdown()
