@@ -1,0 +1,41 @@
+"""issues.labeled `ourobot:ticket` -> a `ticket` job (the job checks the labeler's permission)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+
+from app.handlers.actors import is_automation, login_of
+from app.jobs import Job
+from app.routing import Event, Router
+from app.settings import Settings
+
+TICKET_LABEL = "ourobot:ticket"
+
+
+def register(router: Router, settings: Settings) -> None:
+    router.add("issues", "labeled", partial(on_issue_labeled, settings=settings))
+
+
+def on_issue_labeled(event: Event, *, settings: Settings) -> list[Job]:
+    label = event.payload.get("label")
+    issue = event.payload.get("issue")
+    sender = event.payload.get("sender")
+    if not isinstance(label, Mapping) or label.get("name") != TICKET_LABEL:
+        return []
+    if not isinstance(issue, Mapping) or "pull_request" in issue or is_automation(sender):
+        return []
+    login = login_of(sender)
+    if login is None or event.installation_id is None or event.repo_full_name is None:
+        return []
+    return [
+        Job(
+            "ticket",
+            {
+                "installation_id": event.installation_id,
+                "repo": event.repo_full_name,
+                "number": int(issue["number"]),
+                "login": login,
+            },
+        )
+    ]
