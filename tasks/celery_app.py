@@ -30,6 +30,8 @@ VISIBILITY_FACTOR = 2
 SOFT_LIMIT_MARGIN = 0.9
 BEAT_SCHEDULE_FILENAME = "celerybeat-schedule"
 DEFAULT_QUEUE = "ourobot"
+MAX_RESTORE_SCAN_S = 60
+MAX_WORKER_LOST_WAIT_S = 10.0
 
 
 def create_celery(settings: Settings) -> Celery:
@@ -56,16 +58,16 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
-        "broker_transport_options": {
-            "visibility_timeout": visibility_timeout_s(settings),
-            "socket_connect_timeout": 3,
-        },
+        "broker_transport_options": broker_transport_options(settings),
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
         "result_accept_content": ["json"],
         "task_time_limit": limit,
         "task_soft_time_limit": max(1, int(limit * SOFT_LIMIT_MARGIN)),
+        # A pool process that died is reported (WorkerLostError -> message requeued) only after
+        # this wait; it must end well before the time limit, or the task is failed instead.
+        "worker_lost_wait": min(MAX_WORKER_LOST_WAIT_S, limit / 4),
         # Nothing reads task results; failures are logged by the worker.
         "task_ignore_result": True,
         "result_expires": 3600,
@@ -87,6 +89,20 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 
 def visibility_timeout_s(settings: Settings) -> int:
     return VISIBILITY_FACTOR * settings.task_time_limit_s
+
+
+def broker_transport_options(settings: Settings) -> dict[str, Any]:
+    visibility = visibility_timeout_s(settings)
+    return {
+        "visibility_timeout": visibility,
+        # How often a worker looks for messages of dead workers (older than the visibility
+        # timeout) to hand out again; kombu's default scans only every ~100 s.
+        "unacked_restore_interval": max(1, min(MAX_RESTORE_SCAN_S, visibility // 4)),
+        "unacked_restore_throttle": 1,
+        "socket_connect_timeout": 3,
+        # Above BRPOP's 1 s poll; without it a publish to a vanished broker can wait forever.
+        "socket_timeout": 10,
+    }
 
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:

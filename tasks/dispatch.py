@@ -19,6 +19,8 @@ TASK_PREFIX = "ourobot."
 PROCESS_DELIVERY_TASK = "ourobot.process_delivery"
 SWEEP_TASK = "ourobot.sweep"
 
+# Nobody waits for these results; asking for none also keeps a send from subscribing to the
+# result backend, which blocks for its own retries (~20 s) while Redis is down.
 # Publishing gives up quickly: the receiver must answer GitHub within 10 s, and a row that
 # could not be submitted is still in the inbox for the sweeper.
 SUBMIT_RETRY_POLICY: dict[str, Any] = {
@@ -42,7 +44,10 @@ def send_job(celery_app: Celery, planned: Job) -> None:
     if planned.name not in registered_jobs():
         raise UnknownJob(f"no job named {planned.name!r} is registered")
     celery_app.send_task(
-        task_name(planned.name), kwargs=dict(planned.kwargs), retry_policy=SUBMIT_RETRY_POLICY
+        task_name(planned.name),
+        kwargs=dict(planned.kwargs),
+        retry_policy=SUBMIT_RETRY_POLICY,
+        ignore_result=True,
     )
 
 
@@ -60,7 +65,10 @@ class CeleryDispatcher:
     def submit(self, row_id: int) -> None:
         try:
             self.celery_app.send_task(
-                PROCESS_DELIVERY_TASK, args=[row_id], retry_policy=SUBMIT_RETRY_POLICY
+                PROCESS_DELIVERY_TASK,
+                args=[row_id],
+                retry_policy=SUBMIT_RETRY_POLICY,
+                ignore_result=True,
             )
         except Exception as exc:  # any broker failure: the inbox still holds the row
             logger.warning(

@@ -124,7 +124,9 @@ def _register_job(celery_app: Celery, state: WorkerState, name: str, func: JobFu
             raise self.retry(exc=exc, countdown=min(delay, longest_wait)) from exc
         return OK
 
-    celery_app.task(name=task_name(name), bind=True, max_retries=MAX_JOB_RETRIES)(run_job)
+    celery_app.task(name=task_name(name), bind=True, max_retries=MAX_JOB_RETRIES, shared=False)(
+        run_job
+    )
 
 
 def _register_process_delivery(celery_app: Celery, state: WorkerState) -> None:
@@ -142,7 +144,7 @@ def _register_process_delivery(celery_app: Celery, state: WorkerState) -> None:
             logger.exception("inbox row %d failed; left for the sweeper", row_id)
             return False
 
-    celery_app.task(name=PROCESS_DELIVERY_TASK)(process)
+    celery_app.task(name=PROCESS_DELIVERY_TASK, shared=False)(process)
 
 
 def _register_sweep(celery_app: Celery, state: WorkerState) -> None:
@@ -155,7 +157,7 @@ def _register_sweep(celery_app: Celery, state: WorkerState) -> None:
             older_than_s=state.settings.sweep_after_s,
         )
 
-    celery_app.task(name=SWEEP_TASK)(sweep)
+    celery_app.task(name=SWEEP_TASK, shared=False)(sweep)
 
 
 def registered_task_names(celery_app: Celery) -> list[str]:

@@ -1,0 +1,177 @@
+"""app.embedded: the in-process runner processes the durable inbox without Redis."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import insert, select
+
+from app.embedded import EmbeddedRunner
+from app.inbox import DONE, Delivery, Inbox
+from app.jobs import Job
+from app.settings import Settings
+from app.store import Store
+from app.store.schema import halts, webhook_inbox
+from tests.workers.fake_github import Answer, FakeGitHub
+from tests.workers.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
+from tests.workers.processes import wait_for
+
+
+class PayloadRouter:
+    """Stands in for app.routing: a delivery's payload names the jobs to run."""
+
+    def route(
+        self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str
+    ) -> list[Job]:
+        return [Job(name, kwargs) for name, kwargs in payload["jobs"]]
+
+
+def embedded_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "data_dir": tmp_path / "data",
+        "database_url": None,
+        "redis_url": None,
+        "extra_job_modules": ("tests.workers.jobs_for_tests",),
+        "sweep_interval_s": 0.2,
+        "sweep_after_s": 0.5,
+        **overrides,
+    }
+    return Settings(**values)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return embedded_settings(tmp_path)
+
+
+@pytest.fixture
+def store(settings: Settings) -> Iterator[Store]:
+    opened = Store.open(settings)
+    opened.migrate()
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def runner(settings: Settings, store: Store) -> Iterator[EmbeddedRunner]:
+    started = EmbeddedRunner(settings, store, lambda _: PayloadRouter())
+    started.start()
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def deliver(store: Store, guid: str, *jobs: tuple[str, dict[str, Any]]) -> int:
+    body = json.dumps({"jobs": [list(planned) for planned in jobs]}).encode()
+    row_id = Inbox(store).record(Delivery(guid, "issues", "opened", 5, body))
+    assert row_id is not None
+    return row_id
+
+
+def state(store: Store, row_id: int) -> str:
+    with store.read_session() as session:
+        found: str = session.execute(
+            select(webhook_inbox.c.state).where(webhook_inbox.c.id == row_id)
+        ).scalar_one()
+    return found
+
+
+def test_submitted_rows_run_their_jobs_once(
+    runner: EmbeddedRunner, store: Store, settings: Settings
+) -> None:
+    first = deliver(
+        store, "g1", ("tests.post_once", {"key": "a"}), ("tests.post_once", {"key": "b"})
+    )
+    again = deliver(store, "g2", ("tests.post_once", {"key": "a"}))
+    runner.submit(first)
+    runner.submit(again)
+    runner.submit(first)  # a duplicate submission
+    wait_for(lambda: state(store, first) == DONE and state(store, again) == DONE, 10, "rows done")
+    assert read_lines(settings.data_dir / GITHUB_LOG) == [marker("a"), marker("b")]
+    assert len(read_lines(settings.data_dir / STARTS_LOG)) == 3  # ran thrice, acted twice
+
+
+def test_the_sweeper_picks_up_rows_nobody_submitted(
+    runner: EmbeddedRunner, store: Store, settings: Settings
+) -> None:
+    forgotten = deliver(store, "g3", ("tests.post_once", {"key": "swept"}))
+    wait_for(lambda: state(store, forgotten) == DONE, 10, "the sweeper to process the row")
+    assert read_lines(settings.data_dir / GITHUB_LOG) == [marker("swept")]
+
+
+def test_a_rate_limited_job_is_retried_after_retry_after(
+    tmp_path: Path, fake_github: FakeGitHub
+) -> None:
+    settings = embedded_settings(tmp_path, github_api_url=fake_github.url, sweep_after_s=60)
+    store = Store.open(settings)
+    store.migrate()
+    fake_github.script(
+        "GET",
+        "/limited",
+        Answer(403, {"message": "secondary rate limit"}, (("retry-after", "1"),)),
+        Answer(200, {}),
+    )
+    runner = EmbeddedRunner(settings, store, lambda _: PayloadRouter())
+    runner.start()
+    try:
+        row_id = deliver(store, "g4", ("tests.call_github", {"key": "rl", "path": "/limited"}))
+        runner.submit(row_id)
+        wait_for(lambda: state(store, row_id) == DONE, 10, "the retried row")
+    finally:
+        runner.stop()
+        store.close()
+    calls = fake_github.calls("GET", "/limited")
+    assert len(calls) == 2
+    assert calls[1].at - calls[0].at >= 1.0
+    assert read_lines(settings.data_dir / GITHUB_LOG) == [marker("rl")]
+
+
+def test_a_halted_installation_runs_nothing(
+    runner: EmbeddedRunner, store: Store, settings: Settings
+) -> None:
+    with store.session() as session:
+        session.execute(
+            insert(halts).values(
+                scope="installation:5", reason="panic", set_by="admin", set_at=datetime.now(UTC)
+            )
+        )
+    row_id = deliver(store, "g5", ("tests.post_once", {"key": "h", "installation_id": 5}))
+    runner.submit(row_id)
+    wait_for(lambda: state(store, row_id) == DONE, 10, "the halted row to be settled")
+    assert read_lines(settings.data_dir / STARTS_LOG) == []
+
+
+def test_an_unknown_job_fails_the_row_visibly(
+    runner: EmbeddedRunner, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="app.embedded")
+    row_id = deliver(store, "g6", ("tests.no_such_job", {}))
+    runner.submit(row_id)
+    wait_for(lambda: "no job named 'tests.no_such_job'" in caplog.text, 10, "the failure log")
+    with store.read_session() as session:
+        error = session.execute(
+            select(webhook_inbox.c.last_error).where(webhook_inbox.c.id == row_id)
+        ).scalar_one()
+    assert error is not None and "tests.no_such_job" in error
+    assert state(store, row_id) != DONE
+
+
+def test_stop_is_prompt_and_submit_after_stop_is_harmless(settings: Settings, store: Store) -> None:
+    runner = EmbeddedRunner(settings, store, lambda _: PayloadRouter())
+    runner.submit(1)  # before start: queued, not an error
+    runner.start()
+    started = time.monotonic()
+    runner.stop(timeout_s=5)
+    assert time.monotonic() - started < 1.0
+    runner.submit(2)
+    runner.close()

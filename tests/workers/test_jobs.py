@@ -1,0 +1,268 @@
+"""app.jobs: plain-value jobs, the registry, keyed effects, retry decisions, process_delivery."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+import pytest
+from githubkit import GitHub, TokenAuthStrategy
+from githubkit.exception import RateLimitExceeded, RequestFailed
+from sqlalchemy import select
+
+from app.errors import ConfigError
+from app.inbox import DONE, FAILED, PENDING, Delivery, Inbox
+from app.jobs import (
+    BACKOFF_BASE_S,
+    MAX_DELIVERY_ATTEMPTS,
+    MAX_JOB_RETRIES,
+    EffectBusy,
+    Job,
+    JobContext,
+    effect_done,
+    job,
+    load_job_modules,
+    once,
+    process_delivery,
+    record_effect,
+    registered_jobs,
+    retry_delay,
+)
+from app.settings import Settings
+from app.store import Store
+from app.store.schema import webhook_inbox
+from tests.workers.fake_github import Answer, FakeGitHub
+from tests.workers.processes import RedisServer
+
+# ---- jobs and the registry ------------------------------------------------------------------
+
+
+def test_job_accepts_plain_values_only() -> None:
+    Job("post", {"a": "x", "b": 3, "c": True, "d": None, "e": ["x", "y"]})
+    for bad in (1.5, {"k": "v"}, b"bytes", [1, 2], ("t",)):
+        with pytest.raises(TypeError, match="jobs take only"):
+            Job("post", {"value": bad})
+    with pytest.raises(ValueError, match="job name"):
+        Job("Not A Name", {})
+
+
+def test_job_registry_refuses_a_second_function_and_reserved_names() -> None:
+    @job("tests.registry_example")
+    def first(ctx: JobContext) -> None:
+        return None
+
+    assert registered_jobs()["tests.registry_example"] is first
+    with pytest.raises(ValueError, match="already registered"):
+
+        @job("tests.registry_example")
+        def second(ctx: JobContext) -> None:
+            return None
+
+    for reserved in ("process_delivery", "sweep", "Bad Name"):
+        with pytest.raises(ValueError, match="reserved or does not match"):
+            job(reserved)
+
+
+def test_load_job_modules_imports_plugins_and_names_a_broken_one(tmp_path: Any) -> None:
+    settings = Settings(data_dir=tmp_path, extra_job_modules=("tests.workers.jobs_for_tests",))
+    loaded = load_job_modules(settings)
+    assert "app.recovery" in loaded and "tests.workers.jobs_for_tests" in loaded
+    assert {"tests.post_once", "redeliver_failed_webhooks"} <= set(registered_jobs())
+
+    broken = Settings(data_dir=tmp_path, extra_job_modules=("tests.workers.no_such_module",))
+    with pytest.raises(ConfigError, match=r"OUROBOT_EXTRA_JOB_MODULES: cannot import tests\.work"):
+        load_job_modules(broken)
+
+
+# ---- keyed effects --------------------------------------------------------------------------
+
+
+def context(store: Store, settings: Settings | None = None) -> JobContext:
+    return JobContext.from_settings(settings or Settings(database_url=None), store=store)
+
+
+def fail_inside_once(ctx: JobContext, key: str) -> None:
+    with once(ctx, key) as first:
+        assert first
+        raise RuntimeError("GitHub write failed")
+
+
+def test_once_does_an_effect_once_and_not_after_a_failure(store: Store) -> None:
+    ctx = context(store)
+    done: list[str] = []
+    with pytest.raises(RuntimeError):
+        fail_inside_once(ctx, "k1")
+    assert not effect_done(ctx, "k1")  # a failed block records nothing: the rerun tries again
+
+    for _ in range(3):
+        with once(ctx, "k1", detail="posted") as first:
+            if first:
+                done.append("k1")
+    assert done == ["k1"]
+    assert effect_done(ctx, "k1")
+    assert not record_effect(ctx, "k1")  # recording again is a no-op, not an error
+
+
+def test_once_refuses_a_concurrent_holder_without_redis(sqlite_store: Store) -> None:
+    ctx = context(sqlite_store)
+    with once(ctx, "busy") as first:
+        assert first
+        with pytest.raises(EffectBusy), once(ctx, "busy"):
+            pytest.fail("a second holder must not enter")
+    with once(ctx, "busy") as again:
+        assert not again
+
+
+def test_once_leases_through_redis_across_contexts(
+    sqlite_store: Store, redis_server: RedisServer, tmp_path: Any
+) -> None:
+    settings = Settings(database_url=None, redis_url=redis_server.url, task_time_limit_s=30)
+    one, two = context(sqlite_store, settings), context(sqlite_store, settings)
+    entered = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with once(one, "shared") as first:
+            assert first
+            entered.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert entered.wait(5)
+    with pytest.raises(EffectBusy) as busy, once(two, "shared"):
+        pytest.fail("another process's context must not enter")
+    assert 0 < busy.value.retry_after_s <= 30
+    release.set()
+    holder.join(5)
+    with once(two, "shared") as first:
+        assert not first
+    assert redis_server.client().keys("ourobot:effect-lease:*") == []
+
+
+# ---- retry decisions ------------------------------------------------------------------------
+
+
+def github_error(fake: FakeGitHub, answer: Answer) -> Exception:
+    """The exception githubkit raises for `answer`, through a real HTTP exchange."""
+    fake.script("GET", "/probe", answer)
+    client = GitHub(TokenAuthStrategy("t"), base_url=fake.url, auto_retry=False, http_cache=False)
+    with pytest.raises(Exception) as raised:
+        client.request("GET", "/probe")
+    return raised.value
+
+
+def test_retry_delay_honours_retry_after_and_backs_off_on_server_errors(
+    fake_github: FakeGitHub,
+) -> None:
+    limited = github_error(fake_github, Answer(403, {"message": "x"}, (("retry-after", "7"),)))
+    assert isinstance(limited, RateLimitExceeded)
+    assert retry_delay(limited, 0) == 7.0
+
+    server_error = github_error(fake_github, Answer(502, {"message": "bad gateway"}))
+    assert isinstance(server_error, RequestFailed)
+    for retries in range(3):
+        low = retry_delay(server_error, retries, jitter=lambda: 0.0)
+        high = retry_delay(server_error, retries, jitter=lambda: 1.0)
+        assert low == BACKOFF_BASE_S * 2**retries / 2
+        assert high == BACKOFF_BASE_S * 2**retries
+
+    not_found = github_error(fake_github, Answer(404, {"message": "Not Found"}))
+    assert retry_delay(not_found, 0) is None
+    assert retry_delay(ValueError("a bug"), 0) is None
+    assert retry_delay(server_error, MAX_JOB_RETRIES) is None
+    assert retry_delay(limited, MAX_JOB_RETRIES) is None
+
+
+def test_retry_delay_treats_connection_failures_and_busy_leases_as_transient() -> None:
+    refused = httpx.ConnectError("connection refused")
+    assert retry_delay(refused, 0) is not None
+    assert retry_delay(EffectBusy("k", 12.5), 0) == 12.5
+
+
+def test_primary_rate_limit_waits_until_the_reset(fake_github: FakeGitHub) -> None:
+    import time
+
+    reset = str(int(time.time()) + 30)
+    headers = (("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", reset))
+    limited = github_error(fake_github, Answer(403, {"message": "API rate limit"}, headers))
+    delay = retry_delay(limited, 0)
+    assert delay is not None and 27 <= delay <= 31
+
+
+# ---- process_delivery -----------------------------------------------------------------------
+
+
+class ScriptedRouter:
+    """Stands in for app.routing.Router: answers from a table, or raises."""
+
+    def __init__(self, jobs: list[Job] | None = None, error: Exception | None = None) -> None:
+        self.jobs = jobs or []
+        self.error = error
+        self.seen: list[tuple[str, str, str]] = []
+
+    def route(
+        self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str
+    ) -> list[Job]:
+        self.seen.append((event, action, delivery_id))
+        if self.error is not None:
+            raise self.error
+        return list(self.jobs)
+
+
+def record(store: Store, delivery_id: str = "guid-1") -> int:
+    body = json.dumps({"action": "opened", "installation": {"id": 7}}).encode()
+    row_id = Inbox(store).record(Delivery(delivery_id, "issues", "opened", 7, body))
+    assert row_id is not None
+    return row_id
+
+
+def row_state(store: Store, row_id: int) -> tuple[str, int, str | None]:
+    with store.read_session() as session:
+        found = session.execute(
+            select(
+                webhook_inbox.c.state, webhook_inbox.c.attempts, webhook_inbox.c.last_error
+            ).where(webhook_inbox.c.id == row_id)
+        ).one()
+    return found.state, found.attempts, found.last_error
+
+
+def test_process_delivery_routes_enqueues_and_finishes_once(store: Store) -> None:
+    row_id = record(store)
+    planned = [Job("tests.a", {"n": 1}), Job("tests.b", {"n": 2})]
+    router, sent = ScriptedRouter(planned), []
+    assert process_delivery(context(store), router, row_id, sent.append)
+    assert sent == planned
+    assert router.seen == [("issues", "opened", "guid-1")]
+    assert row_state(store, row_id)[0] == DONE
+
+    assert not process_delivery(context(store), router, row_id, sent.append)
+    assert sent == planned  # a second submission of a done row enqueues nothing
+
+
+def test_process_delivery_failure_leaves_the_row_for_the_sweeper(store: Store) -> None:
+    row_id = record(store)
+    router = ScriptedRouter(error=RuntimeError("router exploded"))
+    with pytest.raises(RuntimeError):
+        process_delivery(context(store), router, row_id, lambda job: None)
+    state, attempts, error = row_state(store, row_id)
+    assert (state, attempts) == (PENDING, 1)
+    assert error is not None and "router exploded" in error
+    assert Inbox(store).overdue(0.0) == [row_id]
+
+
+def test_process_delivery_gives_up_after_max_attempts(store: Store) -> None:
+    row_id = record(store)
+
+    def broker_down(planned: Job) -> None:
+        raise ConnectionError("broker down")
+
+    router = ScriptedRouter([Job("tests.a", {})])
+    for _ in range(MAX_DELIVERY_ATTEMPTS):
+        with pytest.raises(ConnectionError):
+            process_delivery(context(store), router, row_id, broker_down)
+    assert row_state(store, row_id)[:2] == (FAILED, MAX_DELIVERY_ATTEMPTS)
+    assert not process_delivery(context(store), router, row_id, broker_down)
