@@ -38,6 +38,7 @@ DOCS = "https://docs.github.com/rest"
 USER_LIMIT = 5000
 ANONYMOUS_LIMIT = 60
 MAX_PER_PAGE = 100
+DEFAULT_API_VERSION = "2022-11-28"
 
 
 class ApiError(Exception):
@@ -266,7 +267,9 @@ def rest_route(
                 **FaultBook.rate_headers(window, limit),
                 "x-github-request-id": uuid.uuid4().hex[:20].upper(),
                 "x-github-media-type": "github.v3; format=json",
-                "x-github-api-version-selected": "2022-11-28",
+                "x-github-api-version-selected": request.headers.get(
+                    "x-github-api-version", DEFAULT_API_VERSION
+                ),
             }
             fault = sb.faults.pick(method, request.url.path, token)
         if fault is not None:

@@ -313,7 +313,7 @@ class SandboxState:
         self.lock = threading.RLock()
         self.data_dir = data_dir
         self.base_url = "http://127.0.0.1"
-        self.token_ttl_s = token_ttl_s
+        self.token_ttl_s = self._initial_token_ttl_s = token_ttl_s
         self._next_id = 1000
         self._app_slug = app_slug
         self.app = self._make_app(app_slug, "Ourobot Sandbox", owner_login="sandbox-admin")
@@ -363,7 +363,7 @@ class SandboxState:
                 self.users[user.login.lower()] = user
 
     def reset(self) -> None:
-        """Forget every user, repo, token and delivery; keep the Apps and their keys."""
+        """Forget every user, repo, token, delivery and setting; keep the Apps and their keys."""
         with self.lock:
             for repo in self.repos.values():
                 shutil.rmtree(repo.path, ignore_errors=True)
@@ -373,6 +373,7 @@ class SandboxState:
             self.repos.clear()
             self.webhook = WebhookConfig()
             self.attempts.clear()
+            self.token_ttl_s = self._initial_token_ttl_s
             self._register_app_users()
 
     # ----- lookups ------------------------------------------------------------------------------

@@ -181,9 +181,9 @@ def sandbox_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox
     server.stop()
 
 
-@pytest.fixture
-def sandbox(sandbox_server: SandboxServer, tmp_path: Path) -> Iterator[SandboxHandle]:
-    control = sandbox_server.control()
+def open_handle(server: SandboxServer, tmp_path: Path) -> SandboxHandle:
+    """Reset the server and wrap it in a handle (what the `sandbox` fixture yields)."""
+    control = server.control()
     control.reset()
     info = control.app_info()
     app = AppInfo(
@@ -195,8 +195,14 @@ def sandbox(sandbox_server: SandboxServer, tmp_path: Path) -> Iterator[SandboxHa
         bot_login=info["bot_login"],
         bot_id=info["bot_id"],
     )
-    yield SandboxHandle(sandbox_server.url, control, app, sandbox_server, tmp_path)
-    control.close()
+    return SandboxHandle(server.url, control, app, server, tmp_path)
+
+
+@pytest.fixture
+def sandbox(sandbox_server: SandboxServer, tmp_path: Path) -> Iterator[SandboxHandle]:
+    handle = open_handle(sandbox_server, tmp_path)
+    yield handle
+    handle.control.close()
 
 
 # ----- the webhook sink ---------------------------------------------------------------------------
