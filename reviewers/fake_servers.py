@@ -189,8 +189,12 @@ class FakeModelServer:
         return root if self.api == "anthropic" else f"{root}/v1"
 
     def start(self) -> FakeModelServer:
+        # A short poll interval: stopping a server (every test's teardown) waits for one poll.
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name=f"fake-{self.api}", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name=f"fake-{self.api}",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -259,6 +263,10 @@ class _ApiHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "ourobot-fake-models/1"
     timeout = 30  # an idle keep-alive connection does not hold a thread for ever
+    # Headers and body leave in one write (flushed after each request), with Nagle off:
+    # split writes on a keep-alive connection would wait ~40 ms on delayed ACKs each time.
+    wbufsize = -1
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # tests read the recordings, not stderr
@@ -432,6 +440,7 @@ class _ApiHandler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)
+            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (its timeout); nothing to tell it
 
