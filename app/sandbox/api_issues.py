@@ -5,11 +5,13 @@ become `pull_request.*` where GitHub sends those.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from starlette.routing import Route
 
-from app.sandbox import auth, events
+from app.sandbox import auth, events, pulls
+from app.sandbox.gitops import GitError
 from app.sandbox.routing import (
     ApiError,
     Call,
@@ -29,7 +31,7 @@ from app.sandbox.serializers import (
     label_json,
     reaction_json,
 )
-from app.sandbox.state import Comment, Issue, Label, Reaction, Repo, User
+from app.sandbox.state import Comment, Issue, Label, Reaction, Repo, User, iso
 
 DEFAULT_LABEL_COLOR = "ededed"
 
@@ -196,17 +198,18 @@ def set_state(call: Call, repo: Repo, issue: Issue, state: str, sender: User) ->
     if state == issue.state:
         return
     if state == "closed":
+        if issue.pull is not None:  # freeze the base the closed PR is compared with
+            issue.pull.base_sha = pulls.base_sha(repo, issue, issue.pull)
         issue.state, issue.closed_at, issue.closed_by = "closed", now, sender
         issue.state_reason = _string(call, "state_reason") or "completed"
-        if issue.pull is not None:
-            from app.sandbox import pulls
-
-            issue.pull.base_sha = pulls.base_sha(repo, issue, issue.pull)
     else:
         if issue.pull is not None:
             head = call.sb.git(repo).resolve(f"refs/heads/{issue.pull.head_ref}")
             if head is None:
                 raise invalid("PullRequest", "state", "invalid")
+            issue.pull.head_sha = head  # pushes made while it was closed count now
+            with contextlib.suppress(GitError):
+                call.sb.git(repo).update_ref(f"refs/pull/{issue.number}/head", head)
         issue.state, issue.closed_at, issue.closed_by = "open", None, None
         issue.state_reason = "reopened"
     issue.updated_at = now
@@ -298,8 +301,6 @@ def list_comments(call: Call) -> Reply:
     comments = [repo.comments[c] for c in issue.comment_ids]
     since = call.query.get("since")
     if since:
-        from app.sandbox.state import iso
-
         comments = [c for c in comments if iso(c.updated_at) >= since]
     url = f"{call.state.base_url}/repos/{repo.full_name}/issues/{issue.number}/comments"
     chunk, headers = paginate(call, comments, url)

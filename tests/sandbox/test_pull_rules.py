@@ -68,6 +68,9 @@ def test_merge_refuses_a_stale_head_then_merges_the_current_one(
     main = bot.rest.repos.get_commit(o, r, "main").parsed_data
     assert main.sha == merged.sha
     assert [p.sha for p in main.parents] == [repo.head_sha, second]
+    # A merged PR keeps showing what it changed against the base it was merged into.
+    done = bot.rest.pulls.get(o, r, number).parsed_data
+    assert (done.merged, done.state, done.changed_files) == (True, "closed", 1)
     with pytest.raises(RequestFailed) as again:
         bot.rest.pulls.merge(o, r, number, sha=second)
     assert _error(again)[0] == 405
