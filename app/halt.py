@@ -124,3 +124,15 @@ class _HasStoreAndRedis(Protocol):
 def check_halt(ctx: _HasStoreAndRedis, installation_id: int | None) -> None:
     """Raise `Halted` if work for this installation must stop (tasks call it before effects)."""
     HaltRegistry(ctx.store, ctx.redis).check(installation_id)
+
+
+def halt_cause(exc: BaseException) -> Halted | None:
+    """The `Halted` behind `exc`, if any: githubkit wraps what a request hook raises."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Halted):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

@@ -48,7 +48,7 @@ def upsert_comment(
     """Create or edit the one comment with `key` on issue/PR `number`; returns its id."""
     owner, name = repo.split("/", 1)
     text = render(key, body)
-    comments: Iterable[Any] = github.paginate(
+    comments: Iterable[Any] = github.rest.paginate(
         github.rest.issues.list_comments,
         owner=owner,
         repo=name,
