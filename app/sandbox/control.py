@@ -75,8 +75,13 @@ def _repo(sb: Services, owner: str, name: str) -> Repo:
 
 
 def create_user(sb: Services, body: dict[str, Any]) -> dict[str, Any]:
-    login = _name(body.get("login"), "login")
     user_type = body.get("type", "User")
+    raw_login = body.get("login")
+    # Apps' bot users are named `<slug>[bot]` on GitHub; only they may carry the suffix.
+    if user_type == "Bot" and isinstance(raw_login, str) and raw_login.endswith("[bot]"):
+        login = _name(raw_login.removesuffix("[bot]"), "login") + "[bot]"
+    else:
+        login = _name(raw_login, "login")
     if user_type not in _USER_TYPES:
         raise ControlError(f"invalid user type {user_type!r}; expected one of {_USER_TYPES}")
     if sb.state.user(login) is not None:
@@ -213,6 +218,11 @@ def set_settings(sb: Services, body: dict[str, Any]) -> None:
         if ttl <= 0:
             raise ControlError("token_ttl_s must be positive")
         sb.state.token_ttl_s = ttl
+    if "rate_limit" in body:
+        limit = int(body["rate_limit"])
+        if limit < 1:
+            raise ControlError("rate_limit must be at least 1")
+        sb.state.rate_limit = limit
 
 
 def add_fault(sb: Services, body: dict[str, Any]) -> dict[str, Any]:
@@ -426,6 +436,10 @@ class SandboxControl:
 
     def set_token_ttl(self, seconds: float) -> None:
         self._call("PUT", "/settings", {"token_ttl_s": seconds})
+
+    def set_rate_limit(self, per_hour: int) -> None:
+        """The primary rate limit of every token (GitHub's 5,000 by default; reset restores it)."""
+        self._call("PUT", "/settings", {"rate_limit": per_hour})
 
     # faults and accounting
     def add_fault(

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from app.sandbox.ci import CiRunner
 
 DOCS = "https://docs.github.com/rest"
-USER_LIMIT = 5000
 ANONYMOUS_LIMIT = 60
 MAX_PER_PAGE = 100
 DEFAULT_API_VERSION = "2022-11-28"
@@ -193,8 +192,8 @@ def actor(call: Call) -> User:
 
 
 # ----- the wrapper --------------------------------------------------------------------------------
-def _limit(identity: Identity) -> int:
-    return ANONYMOUS_LIMIT if identity.kind == "anonymous" else USER_LIMIT
+def _limit(state: SandboxState, identity: Identity) -> int:
+    return ANONYMOUS_LIMIT if identity.kind == "anonymous" else state.rate_limit
 
 
 def _json_response(
@@ -262,7 +261,7 @@ def rest_route(
             key = identity.key if error is None else "bad-credentials"
             sb.faults.count(method, route_name, key)
             window = sb.faults.spend(key)
-            limit = _limit(identity)
+            limit = _limit(sb.state, identity)
             headers = {
                 **FaultBook.rate_headers(window, limit),
                 "x-github-request-id": uuid.uuid4().hex[:20].upper(),

@@ -27,6 +27,7 @@ UserType = Literal["User", "Bot", "Organization"]
 LEVELS: tuple[str, ...] = ("none", "read", "triage", "write", "maintain", "admin")
 
 DEFAULT_TOKEN_TTL_S = 3600.0
+DEFAULT_RATE_LIMIT = 5000  # REST requests an hour per token, as on GitHub
 
 
 def level_at_least(level: str, minimum: str) -> bool:
@@ -314,6 +315,7 @@ class SandboxState:
         self.data_dir = data_dir
         self.base_url = "http://127.0.0.1"
         self.token_ttl_s = self._initial_token_ttl_s = token_ttl_s
+        self.rate_limit = DEFAULT_RATE_LIMIT
         self._next_id = 1000
         self._app_slug = app_slug
         self.app = self._make_app(app_slug, "Ourobot Sandbox", owner_login="sandbox-admin")
@@ -374,6 +376,7 @@ class SandboxState:
             self.webhook = WebhookConfig()
             self.attempts.clear()
             self.token_ttl_s = self._initial_token_ttl_s
+            self.rate_limit = DEFAULT_RATE_LIMIT
             self._register_app_users()
 
     # ----- lookups ------------------------------------------------------------------------------

@@ -142,3 +142,20 @@ def test_reset_clears_counters_and_faults(
     with pytest.raises(RequestFailed) as gone:
         gh.rest.repos.get(repo.owner, repo.name)
     assert gone.value.response.status_code == 401  # the user's token went with the reset
+
+
+def test_primary_rate_limit_is_enforced_per_identity(
+    sandbox: SandboxHandle, setup: tuple[SeededRepo, GitHub[Any]]
+) -> None:
+    repo, _ = setup
+    other = sandbox.create_user("other")
+    sandbox.control.set_permission(repo.owner, repo.name, "other", "read")
+    sandbox.control.set_rate_limit(3)
+    url = f"{sandbox.url}/repos/{repo.full_name}"
+    mine = {"Authorization": f"token {repo.owner_token}"}
+    answers = [httpx.get(url, headers=mine) for _ in range(4)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 403]
+    assert [a.headers["x-ratelimit-remaining"] for a in answers] == ["2", "1", "0", "0"]
+    assert answers[-1].json()["message"] == f"API rate limit exceeded for user:{repo.owner}."
+    # Another token has its own budget.
+    assert httpx.get(url, headers={"Authorization": f"token {other}"}).status_code == 200
