@@ -125,7 +125,7 @@ def check_run(sb: Services, action: str, repo: Repo, run: CheckRun, sender: User
         "status": run.status,
         "conclusion": run.conclusion,
         "app": body["app"],
-        "pull_requests": [],
+        "pull_requests": body["pull_requests"],
         "created_at": iso(run.started_at),
         "updated_at": iso(run.completed_at or run.started_at),
         "url": f"{sb.state.base_url}/repos/{repo.full_name}/check-suites/{run.suite_id}",

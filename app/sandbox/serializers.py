@@ -563,7 +563,24 @@ def review_comment_json(
 
 
 # ----- checks and statuses ------------------------------------------------------------------------
+def pull_minimal_json(state: SandboxState, repo: Repo, issue: Issue, pull: Pull) -> JSON:
+    short_repo = {
+        "id": repo.id,
+        "url": f"{state.base_url}/repos/{repo.full_name}",
+        "name": repo.name,
+    }
+    return {
+        "id": pull.id,
+        "number": issue.number,
+        "url": f"{state.base_url}/repos/{repo.full_name}/pulls/{issue.number}",
+        "head": {"ref": pull.head_ref, "sha": pull.head_sha, "repo": short_repo},
+        "base": {"ref": pull.base_ref, "sha": pull.base_sha, "repo": short_repo},
+    }
+
+
 def check_run_json(state: SandboxState, repo: Repo, run: CheckRun) -> JSON:
+    """A check run; `pull_requests` lists the open PRs whose head is the run's sha, as GitHub's
+    does for same-repository pull requests."""
     api = f"{state.base_url}/repos/{repo.full_name}/check-runs/{run.id}"
     return {
         "id": run.id,
@@ -587,7 +604,13 @@ def check_run_json(state: SandboxState, repo: Repo, run: CheckRun) -> JSON:
         },
         "check_suite": {"id": run.suite_id},
         "app": app_json(state, run.app),
-        "pull_requests": [],
+        "pull_requests": [
+            pull_minimal_json(state, repo, issue, issue.pull)
+            for issue in repo.issues.values()
+            if issue.pull is not None
+            and issue.state == "open"
+            and issue.pull.head_sha == run.head_sha
+        ],
     }
 
 

@@ -58,6 +58,10 @@ def test_passing_command_reports_success_as_github_actions(
     assert created.payload["check_run"]["status"] == "in_progress"
     assert completed.payload["check_run"]["conclusion"] == "success"
     assert completed.payload["sender"]["login"] == "github-actions[bot]"
+    # Like GitHub, a check run names the open pull requests whose head it ran on.
+    (pull,) = completed.payload["check_run"]["pull_requests"]
+    assert pull["head"]["sha"] == head
+    assert [p.number for p in run.pull_requests] == [pull["number"]]
 
 
 def test_failing_and_hanging_commands(sandbox: SandboxHandle) -> None:
