@@ -121,14 +121,6 @@ class EmbeddedRunner:
             self._thread.join(timeout_s)
             self._thread = None
 
-    def idle(self) -> bool:
-        """Nothing due now (timers aside) and nothing running: for tests and shutdown."""
-        with self._cond:
-            now = self._clock()
-            return not self._busy and not any(
-                item.kind == ROW and item.due <= now for item in self._queue
-            )
-
     def close(self) -> None:
         """`app.dispatch.Closable`: `ourobot serve` calls this on shutdown."""
         self.stop()

@@ -52,7 +52,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
     celery_app = create_celery(settings)
     worker = celery_app.Worker(
-        hostname=f"ourobot-{socket.gethostname()}-{os.getpid()}",
+        hostname=f"ourobot-{os.getpid()}@{socket.gethostname()}",
         concurrency=args.concurrency,
         beat=args.beat,
         loglevel=args.loglevel,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ConfigError
+from app.cli import OneLineParser, worker_cmd
+from app.errors import ConfigError, UserError
 from app.jobs import Job
 from app.settings import Settings
 from tasks import PROCESS_DELIVERY_TASK, SWEEP_TASK, CeleryDispatcher, create_celery
@@ -92,3 +93,12 @@ def test_submit_during_an_outage_logs_and_returns(
     assert time.monotonic() - started < 3  # a publish retry or two, not a long hang
     assert "could not submit inbox row 2" in caplog.text
     dispatcher.close()
+
+
+def test_the_worker_command_refuses_a_zero_concurrency(monkeypatch: pytest.MonkeyPatch) -> None:
+    parser = OneLineParser(prog="ourobot")
+    worker_cmd.register(parser.add_subparsers())
+    args = parser.parse_args(["worker", "--concurrency", "0"])
+    monkeypatch.setenv("OUROBOT_REDIS_URL", "redis://127.0.0.1:1/0")
+    with pytest.raises(UserError, match="--concurrency must be at least 1"):
+        args.handler(args)

@@ -17,6 +17,7 @@ from app.recovery import MAX_REDELIVERIES, redeliver_failed, sweep_overdue
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import halts
+from tests.plugins.sandbox import SandboxHandle, WebhookSink
 from tests.workers.fake_github import Answer, FakeGitHub
 
 DELIVERIES = "/app/hook/deliveries"
@@ -146,3 +147,35 @@ def test_redelivery_without_app_credentials_is_an_infra_skip(
     assert report.execution == "infra"
     assert "credentials" in report.reason
     assert fake_github.requests == []
+
+
+@pytest.mark.slow
+def test_redelivery_against_the_sandbox_recovers_a_delivery_the_receiver_missed(
+    sandbox: SandboxHandle, webhook_sink: WebhookSink, sqlite_store: Store, tmp_path: Path
+) -> None:
+    repo = sandbox.create_repo()
+    assert sandbox.control.wait_idle()  # the set-up's own events are delivered fine
+    webhook_sink.status = 502  # the receiver is down
+    owner = sandbox.github_user(repo.owner)  # keep the client alive while its namespace is used
+    owner.rest.issues.create(repo.owner, repo.name, title="missed")
+    (missed,) = webhook_sink.wait_for("issues", "opened")
+    assert sandbox.control.wait_idle()
+    webhook_sink.status = 202  # back up; GitHub will not retry on its own
+    settings = Settings(
+        data_dir=tmp_path,
+        database_url=None,
+        app_id=sandbox.app.id,
+        private_key=sandbox.app.private_key_pem,
+        github_api_url=sandbox.url,
+    )
+    ctx = JobContext.from_settings(settings, store=sqlite_store)
+
+    first = redeliver_failed(ctx)
+    assert first.execution == "ok" and len(first.redelivered) == 1
+    missed_again, redelivered = webhook_sink.wait_for("issues", "opened", count=2)
+    assert missed_again is missed
+    assert (redelivered.guid, redelivered.body) == (missed.guid, missed.body)
+    assert sandbox.control.wait_idle()
+
+    assert redeliver_failed(ctx).redelivered == ()  # it succeeded: nothing more to ask
+    assert len(webhook_sink.of("issues", "opened")) == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -19,6 +20,8 @@ import pytest
 from celery import Celery
 from sqlalchemy import func, select
 
+from app.cli import COMMAND_MODULES
+from app.halt import HaltRegistry, installation_scope
 from app.inbox import DONE, Delivery, Inbox
 from app.jobs import Job
 from app.settings import Settings
@@ -40,6 +43,10 @@ from tests.workers.processes import (
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed"),
+    pytest.mark.skipif(
+        "app.cli.worker_cmd" not in COMMAND_MODULES,
+        reason="`ourobot worker` is not registered yet (app.cli.COMMAND_MODULES)",
+    ),
 ]
 
 # Short limits so recovery is observable in seconds: visibility timeout = 2 x 4 s.
@@ -161,6 +168,23 @@ def test_a_crash_between_the_github_write_and_the_record_still_acts_once(
     finally:
         store.close()
     assert deployment.effects("torn") == 1
+
+
+def test_a_halted_installation_stops_queued_jobs_without_retry(
+    shared: tuple[Deployment, WorkerProcess, Celery],
+) -> None:
+    deployment, worker, sender = shared
+    store = Store.open(deployment.settings)
+    try:
+        HaltRegistry(store).set(installation_scope(77), reason="panic", set_by="admin")
+        send_job(sender, Job("tests.post_once", {"key": "halted", "installation_id": 77}))
+        # Acknowledged as done ("halted"), not failed and not retried.
+        finished = re.compile(r"succeeded in [0-9.]+s: 'halted'")
+        wait_for(lambda: finished.search(worker.log()) is not None, 15, "the halted job")
+    finally:
+        HaltRegistry(store).clear(installation_scope(77))
+        store.close()
+    assert deployment.starts("halted") == []
 
 
 def test_a_rate_limited_job_is_retried_after_retry_after(
