@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from app.cli import EXIT_NEGATIVE, EXIT_OK
-from reviewers.local_review import prepare, read_ticket, run_local_review
 
 
 def register(subparsers: Any) -> None:
@@ -34,6 +33,10 @@ def register(subparsers: Any) -> None:
 
 
 def review_check(args: argparse.Namespace) -> int:
+    # Imported here: the model SDKs take seconds to import, and every other `ourobot`
+    # command builds this parser too.
+    from reviewers.local_review import prepare, read_ticket, run_local_review
+
     env = dict(os.environ)
     ticket = read_ticket(args.ticket) if args.ticket is not None else None
     prepared = prepare(
