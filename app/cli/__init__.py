@@ -22,10 +22,15 @@ EXIT_INTERNAL = 3
 
 # Each module exposes `register(subparsers)`; it sets `handler` on its parser via set_defaults.
 COMMAND_MODULES = (
-    "app.cli.config_cmd",
+    "app.cli.serve_cmd",
+    "app.cli.worker_cmd",
     "app.cli.sandbox_cmd",
     "app.cli.demo_cmd",
+    "app.cli.config_cmd",
     "app.cli.guards_cmd",
+    "app.cli.review_cmd",
+    "app.cli.action_cmd",
+    "app.cli.halt_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]
