@@ -82,6 +82,17 @@ class FileDiff:
     def removed(self) -> int:
         return sum(hunk.removed for hunk in self.hunks)
 
+    def commentable_lines(self) -> frozenset[int]:
+        """New-file lines inside the hunks: where an inline review comment can be placed."""
+        lines: set[int] = set()
+        for hunk in self.hunks:
+            number = hunk.new_start
+            for line in hunk.lines:
+                if line[:1] in (" ", "+"):
+                    lines.add(number)
+                    number += 1
+        return frozenset(lines)
+
     def describe(self) -> str:
         """`modified, +3 -1` / `renamed from a.py, +0 -0` / `binary, added`."""
         status: str = self.file.status

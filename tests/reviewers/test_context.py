@@ -229,3 +229,27 @@ def test_prompt_without_ticket_or_constitution_says_so(repo):
     assert "No ticket was given" in prompt.user
     assert "no constitution file" in prompt.system
     assert "Nothing: the whole diff is shown above." in prompt.user
+
+
+def test_commentable_lines_are_the_new_side_of_the_hunks(repo):
+    repo.commit({"a.py": lines(40)})
+    repo.branch("f")
+    repo.commit({"a.py": lines(40).replace("line 20\n", "LINE 20\n")})
+    (diff,) = read_change(repo.path, "main", "f").files
+    assert diff.commentable_lines() == frozenset(range(17, 24))
+
+
+def test_the_panel_path_imports_no_sdk_or_framework():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, reviewers.panel, reviewers.verdict, reviewers.context, reviewers.result\n"
+        "bad = [m for m in ('anthropic', 'openai', 'fastapi', 'celery', 'githubkit')"
+        " if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert proc.stdout.strip() == ""
