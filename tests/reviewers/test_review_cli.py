@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -239,7 +240,7 @@ def test_as_a_real_process(fake_models, change):
     proc = subprocess.run(
         [sys.executable, "-c", BOOT, "review", "check", "--repo", str(change.path),
          "--base", "main", "--head", "feature", "--json"],
-        env={"PATH": "/usr/bin:/bin", **fake_models.env()},
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **fake_models.env()},
         capture_output=True,
         text=True,
         timeout=60,
