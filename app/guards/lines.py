@@ -4,21 +4,27 @@ git's line diff obeys the repository's `.gitattributes` (`-diff` turns a file "b
 every deleted line; `diff=x` can route it through a textconv or external driver). Reading the
 blobs and comparing them here leaves a committed attribute nothing to change.
 
-A line counts as removed when its content occurs fewer times in the new file than in the old
-one (and added the other way round): lines that only moved are not lost, and any line whose
-content disappears is counted, however the rest of the file was rearranged. A common prefix and
-suffix are matched first, so positions are exact for ordinary local edits. The cost is linear.
+The comparison is a classic line diff, as git and GitHub show it (a moved block counts as
+removed and added): a common prefix and suffix are matched first, then difflib aligns the rest.
+When that middle part is too large for difflib's worst case, the lines are matched by content
+instead (a line is removed when its content occurs fewer times in the new file than in the old
+one); that count never exceeds the classic one, and no edit can hide from it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from app.guards.changes import Line
 
 # git's own heuristic: a NUL byte in the first 8000 bytes makes a blob binary.
 _BINARY_PROBE = 8000
+# difflib's cost grows with the product of the two sides' changed regions: up to _EXACT_LIMIT it
+# runs without its popular-line heuristic, up to _DIFFLIB_LIMIT with it, beyond that by content.
+_EXACT_LIMIT = 1_000_000
+_DIFFLIB_LIMIT = 16_000_000
 
 
 def is_binary(data: bytes) -> bool:
@@ -74,10 +80,30 @@ def _compare(
         suffix += 1
     old_mid = old[prefix : len(old) - suffix]
     new_mid = new[prefix : len(new) - suffix]
+    last_new_line = max(len(new), 1)
+    if len(old_mid) * len(new_mid) > _DIFFLIB_LIMIT:
+        return _by_content(old_mid, new_mid, prefix, last_new_line)
+    matcher = SequenceMatcher(
+        None, old_mid, new_mid, autojunk=len(old_mid) * len(new_mid) > _EXACT_LIMIT
+    )
+    added: list[tuple[int, bytes]] = []
+    removed: list[tuple[int, bytes, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        anchor = min(prefix + j1 + 1, last_new_line)
+        removed.extend((prefix + i + 1, old_mid[i], anchor) for i in range(i1, i2))
+        added.extend((prefix + j + 1, new_mid[j]) for j in range(j1, j2))
+    return added, removed
+
+
+def _by_content(
+    old_mid: list[bytes], new_mid: list[bytes], prefix: int, last_new_line: int
+) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes, int]]]:
+    """Linear fallback: lines whose content lost (or gained) occurrences."""
     remaining_new = Counter(new_mid)
     remaining_old = Counter(old_mid)
     removed: list[tuple[int, bytes, int]] = []
-    last_new_line = max(len(new), 1)
     for offset, raw in enumerate(old_mid):
         if remaining_new[raw] > 0:
             remaining_new[raw] -= 1

@@ -57,7 +57,15 @@ _TOKEN_HINT = re.compile(
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _BASE64_BODY = re.compile(r"^[\s\"'`]*[A-Za-z0-9+/]{40,}={0,2}[\s\"',`\\n]*$")
 _INLINE_KEY_BODY = re.compile(r"PRIVATE KEY(?: BLOCK)?-----(?:\\r)?\\n[A-Za-z0-9+/]{20,}")
-_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]+:(?P<s>[^\s/@'\"]+)@")
+_URL_CREDENTIALS = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]+:(?P<s>[^\s/@'\"]+)@(?P<host>[^\s/:'\"?#]*)"
+)
+# Hosts reserved for documentation and tests (RFC 2606/6761), and this machine.
+_EXAMPLE_HOST = re.compile(
+    r"(^|\.)(example\.(com|org|net)|example|test|invalid|localhost)$|^127\.|^\[?::1\]?$",
+    re.IGNORECASE,
+)
+_URL_PLACEHOLDER = re.compile(r"pass|word|secret|user|admin|root|demo|guest|123", re.IGNORECASE)
 
 # key = value, key: value, key := value, key => value; quoted or bare value.
 _ASSIGNMENT = re.compile(
@@ -179,11 +187,17 @@ def _scan_line(text: str, following: str | None, generic: bool) -> str | None:
         return "private key"
     if "://" in text:
         for match in _URL_CREDENTIALS.finditer(text):
-            if _random_enough(match.group("s"), minimum=8):
+            if _url_password(match.group("s"), match.group("host")):
                 return "password in a URL"
     if generic and _SECRET_KEY.search(text):
         return _assignment(text)
     return None
+
+
+def _url_password(password: str, host: str) -> bool:
+    if _EXAMPLE_HOST.search(host) or _URL_PLACEHOLDER.search(password):
+        return False
+    return _random_enough(password, minimum=8)
 
 
 def _key_body(line: str) -> bool:

@@ -140,32 +140,52 @@ def _removed_tests(change: FileChange, added_anywhere: set[str]) -> list[Tamper]
 
 
 def _markers(change: FileChange, removed_anywhere: set[str]) -> list[Tamper]:
-    brand_new = change.status in ("added", "copied")
-    ruby = change.path.endswith(".rb")
+    found: list[Tamper] = []
+    for line in change.added:
+        if _FOCUS_MARKERS.search(line.text):
+            found.append(Tamper(change.path, line.number, "focused test added (skips others)"))
+        elif _NARROWING.search(line.text) and _PYTEST_CONFIG.search(change.path):
+            found.append(Tamper(change.path, line.number, "test collection narrowed"))
+    if change.status in ("added", "copied"):
+        return found  # a new file's skipped tests hid nothing that ran before
+    skips = _new_skips(change, removed_anywhere)
+    # A skip reworded or reformatted replaces one that was there: only net new skips count.
+    already = sum(1 for line in change.removed if _skip_kind(line.text, change.path))
+    return found + skips[already:]
+
+
+def _skip_kind(text: str, path: str) -> str | None:
+    if _MODULE_MARKERS.search(text):
+        return "module"
+    if _DEFINING_MARKERS.search(text):
+        return "defining"
+    if _DECORATOR_MARKERS.search(text):
+        return "decorator"
+    if _BODY_MARKERS.search(text) or (path.endswith(".rb") and _RUBY_BODY_MARKERS.search(text)):
+        return "body"
+    return None
+
+
+def _new_skips(change: FileChange, removed_anywhere: set[str]) -> list[Tamper]:
+    """Skip markers added to tests that existed before (or were removed and re-added)."""
     added = list(change.added)
     found: list[Tamper] = []
     for index, line in enumerate(added):
-        text = line.text
-        if _FOCUS_MARKERS.search(text):
-            found.append(Tamper(change.path, line.number, "focused test added (skips others)"))
-        elif _NARROWING.search(text) and _PYTEST_CONFIG.search(change.path):
-            found.append(Tamper(change.path, line.number, "test collection narrowed"))
-        elif brand_new:
+        kind = _skip_kind(line.text, change.path)
+        if kind is None:
             continue
-        elif _MODULE_MARKERS.search(text):
+        if kind == "module":
             found.append(Tamper(change.path, line.number, "module-wide skip marker added"))
-        elif _DEFINING_MARKERS.search(text):
-            name = definition_name(text)
-            if name is None or name in removed_anywhere:
-                found.append(Tamper(change.path, line.number, "skip marker added to a test"))
-        elif _DECORATOR_MARKERS.search(text):
+            continue
+        if kind == "defining":
+            name = definition_name(line.text)
+        elif kind == "decorator":
             name = _definition_after(added, index)
-            if name is None or name in removed_anywhere:
-                found.append(Tamper(change.path, line.number, "skip marker added to a test"))
-        elif _BODY_MARKERS.search(text) or (ruby and _RUBY_BODY_MARKERS.search(text)):
+        else:
             name = _definition_before(added, index)
-            if name is None or name in removed_anywhere:
-                found.append(Tamper(change.path, line.number, "skip added inside a test"))
+        if name is None or name in removed_anywhere:
+            where = "inside a test" if kind == "body" else "to a test"
+            found.append(Tamper(change.path, line.number, f"skip marker added {where}"))
     return found
 
 

@@ -93,13 +93,21 @@ def test_turning_text_into_binary_or_a_symlink_still_loses_its_lines(repo: GitRe
     assert {p for p, _, _ in by_rule(result, "deletions")} == {None, "a.md", "b.md"}
 
 
-def test_moving_lines_within_a_file_is_not_deleting_them(repo: GitRepo):
-    base = base_with(repo, {"list.md": lines(100)})
-    reordered = "".join(reversed(lines(100).splitlines(keepends=True)))
-    repo.write("list.md", reordered)
-    result = repo.check(base, repo.commit("reorder"))
-    assert result.stats["deleted_lines"] == 0
-    assert result.conclusion == "success"
+def test_counts_match_git_numstat_when_no_attribute_interferes(repo: GitRepo):
+    source = "".join(f"def f{n}(x):\n    return x + {n}\n\n" for n in range(300))
+    base = base_with(repo, {"app/mod.py": source, "app/other.py": lines(80)})
+    edited = source.splitlines(keepends=True)
+    for index in (5, 200, 201, 555, 700):
+        edited[index] = "    return None  # edited\n"
+    del edited[400:430]
+    edited.insert(10, "import os\n")
+    repo.write("app/mod.py", "".join(edited))
+    repo.write("app/other.py", lines(40) + "new tail\n")
+    head = repo.commit("edit")
+    numstat = [row.split("\t") for row in repo.git("diff", "--numstat", base, head).splitlines()]
+    result = repo.check(base, head)
+    assert result.stats["added_lines"] == sum(int(added) for added, _, _ in numstat)
+    assert result.stats["deleted_lines"] == sum(int(deleted) for _, deleted, _ in numstat)
 
 
 # --- protected-path --------------------------------------------------------------------------

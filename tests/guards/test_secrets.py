@@ -87,6 +87,9 @@ def test_a_password_in_a_url_is_found_but_not_a_placeholder():
     ]
     assert scan("url = 'postgres://user:password@localhost/db'") == []
     assert scan("redis://:${REDIS_PASSWORD}@cache:6379") == []
+    assert scan('url = "https://user:password123@db.internal/"') == []
+    assert scan('"https://tom%40example.org:abc123%40%20%@example.org"') == []
+    assert scan("amqp://app:" + rand(16) + "@localhost:5672") == []
 
 
 SHA = "3f786850e387550fdab836ed7e6dc881de23001b"

@@ -165,3 +165,12 @@ def test_deleting_a_fixture_under_tests_is_not_tampering(repo: GitRepo):
         lambda r: r.remove("tests/fixtures/sample.json"),
     )
     assert found == []
+
+
+def test_rewording_an_existing_skip_is_not_a_new_skip(repo: GitRepo):
+    before = 'def test_utf8():\n    if enc() != "UTF-8":\n        pytest.skip("old words")\n'
+    after = 'def test_utf8():\n    if encoding() != "UTF-8":\n        pytest.skip("new words")\n'
+    found = tampered(
+        repo, {"tests/test_enc.py": before}, lambda r: r.write("tests/test_enc.py", after)
+    )
+    assert found == []
