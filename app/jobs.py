@@ -22,6 +22,13 @@ GitHub redelivers events. The pattern for a side effect, e.g. posting a comment:
 it runs, so two copies of the job never act at the same time. A crash after the GitHub write
 but before the record leaves no row; the rerun then finds the hidden marker on GitHub and skips
 the write. So: the local record makes reruns cheap, the marker on GitHub makes them correct.
+
+Where jobs come from: `load_job_modules` imports `app.recovery`, every `app/handlers/*_jobs.py`
+and the modules named in OUROBOT_EXTRA_JOB_MODULES (comma-separated dotted names, importable
+by the worker and by `ourobot serve`). That setting is how a plugin adds jobs: decorate its
+functions with `@job("plugin.name")` and list its module; each becomes the Celery task
+`ourobot.plugin.name` and runs in embedded mode too. An unimportable module stops the worker
+at start with one line naming it.
 """
 
 from __future__ import annotations

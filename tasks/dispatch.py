@@ -19,10 +19,10 @@ TASK_PREFIX = "ourobot."
 PROCESS_DELIVERY_TASK = "ourobot.process_delivery"
 SWEEP_TASK = "ourobot.sweep"
 
-# Nobody waits for these results; asking for none also keeps a send from subscribing to the
-# result backend, which blocks for its own retries (~20 s) while Redis is down.
 # Publishing gives up quickly: the receiver must answer GitHub within 10 s, and a row that
-# could not be submitted is still in the inbox for the sweeper.
+# could not be submitted is still in the inbox for the sweeper. Every send also passes
+# `ignore_result=True`: nobody waits for results, and asking for one makes the send subscribe
+# to the result backend, which blocks on its own retries (~20 s) while Redis is down.
 SUBMIT_RETRY_POLICY: dict[str, Any] = {
     "max_retries": 2,
     "interval_start": 0,

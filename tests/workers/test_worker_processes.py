@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from app.cli import COMMAND_MODULES
 from app.halt import HaltRegistry, installation_scope
 from app.inbox import DONE, Delivery, Inbox
-from app.jobs import Job
+from app.jobs import Job, JobContext, effect_done
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import webhook_inbox
@@ -49,8 +49,9 @@ pytestmark = [
     ),
 ]
 
-# Short limits so recovery is observable in seconds: visibility timeout = 2 x 4 s.
-TASK_TIME_LIMIT_S = 4
+# Short limits so recovery is observable in seconds: visibility timeout = 2 x 6 s. Jobs here
+# hold at most 2 s, well inside the 5 s soft limit even on a loaded machine.
+TASK_TIME_LIMIT_S = 6
 
 
 @dataclass
@@ -158,15 +159,13 @@ def test_a_crash_between_the_github_write_and_the_record_still_acts_once(
     # The first run writes, then dies holding the effect lease; the rerun waits for the lease
     # (EffectBusy -> retry), finds the marker on "GitHub", and records the effect.
     wait_for(lambda: (deployment.data / "died-torn").exists(), 15, "the crash")
-    wait_for(lambda: len(deployment.starts("torn")) >= 3, 25, "the reruns")
     store = Store.open(deployment.settings)
     try:
-        from app.jobs import JobContext, effect_done
-
         ctx = JobContext.from_settings(deployment.settings, store=store)
-        wait_for(lambda: effect_done(ctx, "tests:torn"), 10, "the effect record")
+        wait_for(lambda: effect_done(ctx, "tests:torn"), 30, "the effect record")
     finally:
         store.close()
+    assert len(deployment.starts("torn")) >= 2
     assert deployment.effects("torn") == 1
 
 
@@ -203,7 +202,7 @@ def test_a_rate_limited_job_is_retried_after_retry_after(
     calls = github.calls("GET", "/limited")
     assert len(calls) == 3
     assert calls[1].at - calls[0].at >= 2.0  # retry-after honoured
-    assert calls[2].at - calls[1].at >= 1.0  # backoff after the 502 (2 s x jitter 0.5..1)
+    assert calls[2].at - calls[1].at >= 1.9  # second retry backs off 4 s x jitter 0.5..1
 
 
 def test_a_worker_killed_outright_runs_its_task_after_restart(tmp_path: Path) -> None:
