@@ -121,9 +121,19 @@ def _deleted_or_moved(change: FileChange) -> list[Tamper]:
     holds_tests = _is_test_module(old) or bool(_names(change.removed))
     if change.status == "deleted" and holds_tests:
         return [Tamper(old, None, "test file deleted")]
-    if change.status == "renamed" and holds_tests and not is_test_path(change.path):
+    if change.status == "renamed" and holds_tests and _leaves_discovery(old, change.path):
         return [Tamper(change.path, None, "test file moved out of the test paths")]
     return []
+
+
+def _leaves_discovery(old: str, new: str) -> bool:
+    """Whether a renamed test file stops looking like one to a test runner (`.py.bak`,
+    `test_x.py` -> `x.py`, out of `tests/`)."""
+    if not is_test_path(new):
+        return True
+    if _is_test_module(old) and not _is_test_module(new):
+        return True
+    return old.rsplit(".", 1)[-1] != new.rsplit(".", 1)[-1]
 
 
 def _removed_tests(change: FileChange, added_anywhere: set[str]) -> list[Tamper]:

@@ -174,3 +174,20 @@ def test_rewording_an_existing_skip_is_not_a_new_skip(repo: GitRepo):
         repo, {"tests/test_enc.py": before}, lambda r: r.write("tests/test_enc.py", after)
     )
     assert found == []
+
+
+def test_renaming_a_test_file_so_the_runner_skips_it_is_tampering(repo: GitRepo):
+    found = tampered(
+        repo,
+        {"tests/test_parse.py": PY_TESTS},
+        lambda r: r.move("tests/test_parse.py", "tests/test_parse.py.bak"),
+    )
+    assert found == [("tests/test_parse.py.bak", None, "test file moved out of the test paths")]
+
+
+def test_commenting_out_or_renaming_a_test_away_is_removal(repo: GitRepo):
+    disabled = PY_TESTS.replace("def test_parses", "def _test_parses")
+    found = tampered(
+        repo, {"tests/test_parse.py": PY_TESTS}, lambda r: r.write("tests/test_parse.py", disabled)
+    )
+    assert [m for _, _, m in found] == ["test 'test_parses' removed"]
