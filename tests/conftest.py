@@ -1,4 +1,8 @@
 """Suite-wide fixtures. Shared doubles (the GitHub sandbox, the fake model servers) and the
 database fixtures live in `tests/plugins/` so every test file uses the same one."""
 
-pytest_plugins: list[str] = ["tests.plugins.database", "tests.plugins.sandbox"]
+pytest_plugins: list[str] = [
+    "tests.plugins.database",
+    "tests.plugins.sandbox",
+    "tests.plugins.models",
+]
