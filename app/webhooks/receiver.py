@@ -122,8 +122,10 @@ class _Receiver:
     ) -> None:
         self._secret = secret
         self._inline = inline
-        self._recorder = BatchingRecorder(inbox, on_recorded=self._run_inline)
         self._dispatch = _DispatchQueue(dispatcher)
+        self._recorder = BatchingRecorder(
+            inbox, on_recorded=self._run_inline, on_answered=self._dispatch.submit
+        )
         self._max_body_bytes = max_body_bytes
 
     async def receive(self, request: Request) -> Response:
@@ -169,7 +171,7 @@ class _Receiver:
         if row_id is None:
             _log_outcome(delivery, "duplicate")
             return JSONResponse({"status": "duplicate"}, status_code=202)
-        self._dispatch.submit(row_id)
+        # The writer thread hands the new row to the dispatcher right after waking us.
         _log_outcome(delivery, f"accepted id={row_id}")
         return JSONResponse({"status": "accepted", "id": row_id}, status_code=202)
 
@@ -199,24 +201,25 @@ class _DispatchQueue:
         self._dispatcher = dispatcher
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatch")
 
-    def submit(self, row_id: int) -> None:
+    def submit(self, row_ids: list[int]) -> None:
         try:
-            self._executor.submit(self._submit_now, row_id)
+            self._executor.submit(self._submit_now, row_ids)
         except RuntimeError:
-            log.warning("inbox row %d not dispatched: shutting down (the sweeper will)", row_id)
+            log.warning("inbox rows %s not dispatched: shutting down (the sweeper will)", row_ids)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
 
-    def _submit_now(self, row_id: int) -> None:
-        try:
-            self._dispatcher.submit(row_id)
-        except Exception as error:
-            log.warning(
-                "dispatch of inbox row %d failed (the sweeper will retry): %s",
-                row_id,
-                _describe(error),
-            )
+    def _submit_now(self, row_ids: list[int]) -> None:
+        for row_id in row_ids:
+            try:
+                self._dispatcher.submit(row_id)
+            except Exception as error:
+                log.warning(
+                    "dispatch of inbox row %d failed (the sweeper will retry): %s",
+                    row_id,
+                    _describe(error),
+                )
 
 
 async def _parse(headers: Mapping[str, str], body: bytes) -> Delivery:

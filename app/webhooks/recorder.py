@@ -19,19 +19,25 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from app.inbox import Delivery, Inbox
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 64
+_T = TypeVar("_T")
+
+# What a delivery's request is told: its new row id, None (a duplicate), or the write's error.
+Outcome = int | None | Exception
+_Answer = asyncio.Future[int | None]
 
 
 @dataclass(frozen=True)
 class _Pending:
     delivery: Delivery
     loop: asyncio.AbstractEventLoop
-    answer: asyncio.Future[int | None]
+    answer: _Answer
 
 
 class _Stop:
@@ -41,8 +47,10 @@ class _Stop:
 class BatchingRecorder:
     """Records deliveries through one writer thread; `record` is awaited by request handlers.
 
-    `on_recorded` runs on the writer thread for each new row, after its commit and before its
-    request is answered (the receiver's inline /panic hook). It must not raise.
+    On the writer thread, after each commit: `on_recorded` runs for each new row before its
+    request is answered (the receiver's inline /panic hook); `on_answered` gets the batch's new
+    row ids once the requests are woken (the receiver hands them to the dispatcher). Both must
+    return quickly; an exception from either is logged and the writer carries on.
     """
 
     def __init__(
@@ -50,10 +58,12 @@ class BatchingRecorder:
         inbox: Inbox,
         *,
         on_recorded: Callable[[Delivery], None] | None = None,
+        on_answered: Callable[[list[int]], None] | None = None,
         max_batch: int = MAX_BATCH,
     ) -> None:
         self._inbox = inbox
         self._on_recorded = on_recorded
+        self._on_answered = on_answered
         self._max_batch = max_batch
         self._queue: queue.SimpleQueue[_Pending | _Stop] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -111,7 +121,7 @@ class BatchingRecorder:
             row_ids = self._inbox.record_many([pending.delivery for pending in batch])
         except Exception as error:
             if len(batch) == 1:
-                _settle(batch[0], error=error)
+                _settle([(batch[0], error)])
                 return
             log.warning("inbox batch of %d failed; recording them one by one", len(batch))
             for pending in batch:
@@ -119,35 +129,42 @@ class BatchingRecorder:
             return
         for pending, row_id in zip(batch, row_ids, strict=True):
             if row_id is not None:
-                self._after_commit(pending.delivery)
-        for pending, row_id in zip(batch, row_ids, strict=True):
-            _settle(pending, row_id=row_id)
+                self._guarded(self._on_recorded, pending.delivery)
+        _settle(list(zip(batch, row_ids, strict=True)))
+        new_rows = [row_id for row_id in row_ids if row_id is not None]
+        if new_rows:
+            self._guarded(self._on_answered, new_rows)
 
-    def _after_commit(self, delivery: Delivery) -> None:
-        if self._on_recorded is None:
+    @staticmethod
+    def _guarded(callback: Callable[[_T], None] | None, value: _T) -> None:
+        if callback is None:
             return
         try:
-            self._on_recorded(delivery)
+            callback(value)
         except Exception:
             # The writer thread must survive anything: every later delivery depends on it.
-            log.exception("on_recorded failed for delivery %s", delivery.delivery_id)
+            log.exception("inbox writer callback %s failed", getattr(callback, "__name__", "?"))
 
 
-def _settle(
-    pending: _Pending, *, row_id: int | None = None, error: Exception | None = None
-) -> None:
-    """Wake the waiting request, on its own event loop."""
+def _settle(outcomes: list[tuple[_Pending, Outcome]]) -> None:
+    """Wake the waiting requests: one wake-up per event loop, not one per delivery."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Answer, Outcome]]] = {}
+    for pending, outcome in outcomes:
+        by_loop.setdefault(pending.loop, []).append((pending.answer, outcome))
+    for loop, answers in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_deliver, answers)
+        except RuntimeError:
+            # The loop is closed: the server stopped and nobody is waiting any more.
+            log.debug("%d inbox answers dropped: their event loop is closed", len(answers))
 
-    def deliver() -> None:
-        if pending.answer.done():  # the request was cancelled meanwhile
-            return
-        if error is not None:
-            pending.answer.set_exception(error)
+
+def _deliver(answers: list[tuple[_Answer, Outcome]]) -> None:
+    """On the requests' loop: hand each its row id, None, or the database's error."""
+    for answer, outcome in answers:
+        if answer.done():  # the request was cancelled meanwhile
+            continue
+        if isinstance(outcome, Exception):
+            answer.set_exception(outcome)
         else:
-            pending.answer.set_result(row_id)
-
-    try:
-        pending.loop.call_soon_threadsafe(deliver)
-    except RuntimeError:
-        # The loop is closed: the server stopped and nobody is waiting any more.
-        log.debug("inbox answer for delivery %s dropped: loop closed", pending.delivery.delivery_id)
+            answer.set_result(outcome)
