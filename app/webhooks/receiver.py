@@ -5,14 +5,18 @@ missing or malformed X-Hub-Signature-256 (401, SHA-1 alone is refused); the body
 chunks up to the cap (413) and hashed as it arrives; the signature compared in constant time
 (401). Only then is anything parsed: GitHub's headers and a JSON object body (400 otherwise).
 
-A valid delivery is written to the durable inbox before it is answered, then handed to the
-inline hook (the /panic path, which must act before anything is queued) and to the dispatcher.
-Neither of those can fail the request: the row is durable and the sweeper re-submits it.
+A valid delivery is committed to the durable inbox before it is answered; concurrent
+deliveries share one commit (`recorder.BatchingRecorder`). Right after the commit, and before
+the answer, the inline hook runs (the /panic path, which must act before anything is queued).
+After the answer, a dispatch thread hands the new row to the dispatcher. Neither can fail the
+request: the row is durable and the sweeper re-submits what stays pending, so a slow or absent
+broker delays neither the 202 nor the next delivery.
+
 Every event except `ping` is recorded (202); the router decides which events matter, so an
 event the receiver has never heard of is kept for it rather than dropped here. `ping` is
 answered 200 and not stored. A duplicate (same delivery id, event and action) is answered 202
-and not dispatched again. An inbox that cannot be written is the one 5xx (503): GitHub then
-marks the delivery failed and the redelivery job asks for it again.
+and neither hooked nor dispatched again. An inbox that cannot be written is the one 5xx (503):
+GitHub then marks the delivery failed and the redelivery job asks for it again.
 """
 
 from __future__ import annotations
