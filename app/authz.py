@@ -17,6 +17,7 @@ from githubkit.exception import RequestFailed
 from app.slash import Permission
 
 DEFAULT_TTL_S = 60.0
+CacheKey = tuple[int | None, str, str]  # (installation, repo, login), lower-cased
 
 
 @dataclass
@@ -24,17 +25,17 @@ class PermissionCache:
     """Per-process cache of (installation, repo, login) -> permission, for `ttl_s` seconds."""
 
     ttl_s: float = DEFAULT_TTL_S
-    _entries: dict[tuple[int, str, str], tuple[float, Permission]] = field(default_factory=dict)
+    _entries: dict[CacheKey, tuple[float, Permission]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def get(self, key: tuple[int, str, str]) -> Permission | None:
+    def get(self, key: CacheKey) -> Permission | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry[0] < time.monotonic():
                 return None
             return entry[1]
 
-    def put(self, key: tuple[int, str, str], permission: Permission) -> None:
+    def put(self, key: CacheKey, permission: Permission) -> None:
         with self._lock:
             self._entries[key] = (time.monotonic() + self.ttl_s, permission)
 
@@ -42,7 +43,7 @@ class PermissionCache:
 def permission_of(
     github: GitHub[Any],
     *,
-    installation_id: int,
+    installation_id: int | None,
     repo: str,
     login: str,
     cache: PermissionCache | None = None,

@@ -12,9 +12,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import httpx
-from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit import AppAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed
 from githubkit.typing import RetryOption
 
@@ -71,6 +72,8 @@ class GitHubClients:
     timeout_s: float = 30.0
     # The halt check: every write goes through it, so no code path can forget to ask.
     write_guard: WriteGuard | None = None
+    # Inside GitHub Actions there is no App: every "installation" client uses this token.
+    fixed_token: str | None = None
 
     def _hooks(self, installation_id: int | None) -> dict[str, list[Callable[..., object]]]:
         if self.write_guard is None:
@@ -96,12 +99,29 @@ class GitHubClients:
             event_hooks=self._hooks(installation_id),
         )
 
-    def installation(self, installation_id: int) -> GitHub[AppInstallationAuthStrategy]:
-        """A client acting as one installation; its token is minted and refreshed by githubkit."""
+    def installation(self, installation_id: int | None) -> GitHub[Any]:
+        """A client acting as one installation; its token is minted and refreshed by githubkit.
+
+        With a fixed token (the Action), that token stands in for the installation.
+        """
+        if self.fixed_token is not None:
+            return self.token(self.fixed_token, installation_id=installation_id)
+        if installation_id is None:
+            raise ConfigError("this event names no App installation to act as")
         app = self.app(installation_id=installation_id)
         auth = app.auth
         assert isinstance(auth, AppAuthStrategy)
         return app.with_auth(auth.as_installation(installation_id))
+
+    def git_token(self, installation_id: int | None) -> str:
+        """A token for one git command over HTTP (a fresh installation token, or the fixed one)."""
+        if self.fixed_token is not None:
+            return self.fixed_token
+        if installation_id is None:
+            raise ConfigError("this event names no App installation to act as")
+        app = self.app(installation_id=installation_id)
+        minted = app.rest.apps.create_installation_access_token(installation_id).parsed_data
+        return minted.token
 
     def token(self, token: str, *, installation_id: int | None = None) -> GitHub[TokenAuthStrategy]:
         """A client for a plain token (the Action's GITHUB_TOKEN, or a person in the sandbox)."""

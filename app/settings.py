@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     # Workers. Plugin job modules (comma-separated dotted names) the worker and the embedded
     # runner import at start, so their `@job` functions become tasks.
     extra_job_modules: Annotated[tuple[str, ...], NoDecode] = ()
+    # The login ourobot's comments appear under when it runs as an Action with a token
+    # (the App learns its own from GitHub). Only comments by this login count as ourobot's.
+    bot_login: str = "github-actions[bot]"
     task_time_limit_s: int = Field(default=DEFAULT_TASK_TIME_LIMIT_S, gt=0)
     # The sweeper re-submits inbox rows still unfinished `sweep_after_s` after arrival.
     sweep_interval_s: float = Field(default=60.0, gt=0)

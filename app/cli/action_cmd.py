@@ -192,4 +192,10 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-COMMANDS = {"guards": run_guards}
+def run_command(env: Mapping[str, str]) -> int:
+    from app.action.command import run_command as route_and_run
+
+    return route_and_run(env)
+
+
+COMMANDS = {"guards": run_guards, "command": run_command}

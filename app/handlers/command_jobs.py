@@ -21,7 +21,7 @@ _permissions = PermissionCache()
 def run_command(
     ctx: JobContext,
     *,
-    installation_id: int,
+    installation_id: int | None,
     repo: str,
     number: int,
     comment_id: int,
@@ -71,7 +71,7 @@ def answer(
 
 @job("ticket")
 def admit_ticket(
-    ctx: JobContext, *, installation_id: int, repo: str, number: int, login: str
+    ctx: JobContext, *, installation_id: int | None, repo: str, number: int, login: str
 ) -> None:
     with once(ctx, f"ticket:{repo}:{number}:{login}") as first:
         if not first:

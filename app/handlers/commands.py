@@ -32,7 +32,7 @@ def on_comment_created(event: Event, *, settings: Settings) -> list[Job]:
     login = login_of(comment.get("user"))
     installation_id = event.installation_id
     repo = event.repo_full_name
-    if login is None or installation_id is None or repo is None:
+    if login is None or repo is None:
         return []
     jobs = []
     for command in parse_commands(comment.get("body")):

@@ -12,6 +12,8 @@ _known: dict[tuple[str, int | None], str] = {}
 
 def bot_login(github: GitHubClients) -> str:
     """`<slug>[bot]`: the login GitHub shows on everything the App writes."""
+    if github.fixed_token is not None:
+        return github.settings.bot_login
     key = (github.settings.github_api_url, github.settings.app_id)
     with _lock:
         if key in _known:

@@ -26,7 +26,7 @@ def on_issue_labeled(event: Event, *, settings: Settings) -> list[Job]:
     if not isinstance(issue, Mapping) or "pull_request" in issue or is_automation(sender):
         return []
     login = login_of(sender)
-    if login is None or event.installation_id is None or event.repo_full_name is None:
+    if login is None or event.repo_full_name is None:
         return []
     return [
         Job(

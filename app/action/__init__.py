@@ -1,0 +1,1 @@
+"""Entry points `ourobot action <command>` runs inside GitHub Actions, from the same core."""
