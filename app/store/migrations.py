@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import (
     BigInteger,
+    CheckConstraint,
     Column,
     Connection,
     Engine,
@@ -113,9 +114,88 @@ def _v2_webhook_inbox_halts_effects(connection: Connection) -> None:
     tables.create_all(connection, checkfirst=False)
 
 
+def _v3_ledger_model_calls_review_results(connection: Connection) -> None:
+    # The outcome words as of this version, spelled out: a later schema may add words with
+    # a migration of its own, never by changing what this one created.
+    def one_of(column: str, *values: str) -> str:
+        return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+    tables = MetaData(naming_convention=NAMING_CONVENTION)
+    Table(
+        "ledger",
+        tables,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("at", UtcDateTime, nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("subject", Text, nullable=False),
+        Column("installation_id", BigInteger, nullable=True),
+        Column("repo", Text, nullable=True),
+        Column("number", Integer, nullable=True),
+        Column("ticket", Text, nullable=True),
+        Column("head_sha", Text, nullable=True),
+        Column("execution", Text, nullable=False),
+        Column("objective", Text, nullable=False),
+        Column("review", Text, nullable=False),
+        Column("artifact", Text, nullable=False),
+        Column("error_class", Text, nullable=True),
+        Column("detail", Text, nullable=True),
+        CheckConstraint(
+            one_of("execution", "ok", "error", "timeout", "budget", "infra"), name="execution"
+        ),
+        CheckConstraint(one_of("objective", "met", "unmet", "unknown"), name="objective"),
+        CheckConstraint(
+            one_of("review", "approved", "rejected", "incomplete", "skipped"), name="review"
+        ),
+        CheckConstraint(one_of("artifact", "none", "pr", "merged"), name="artifact"),
+        Index("ix_ledger_subject", "subject"),
+        Index("ix_ledger_repo_number", "repo", "number"),
+    )
+    Table(
+        "model_calls",
+        tables,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("at", UtcDateTime, nullable=False),
+        Column("subject", Text, nullable=False),
+        Column("role", Text, nullable=False),
+        Column("model", Text, nullable=False),
+        Column("answered_by", Text, nullable=True),
+        Column("installation_id", BigInteger, nullable=True),
+        Column("repo", Text, nullable=True),
+        Column("ticket", Text, nullable=True),
+        Column("outcome", Text, nullable=False),
+        Column("error_kind", Text, nullable=True),
+        Column("input_tokens", Integer, nullable=False),
+        Column("output_tokens", Integer, nullable=False),
+        Column("cache_read_tokens", Integer, nullable=False),
+        Column("cache_write_tokens", Integer, nullable=False),
+        Column("cost_micro_usd", BigInteger, nullable=False),
+        Column("price", Text, nullable=True),
+        CheckConstraint(one_of("outcome", "ok", "error", "timeout", "budget"), name="outcome"),
+        CheckConstraint("cost_micro_usd >= 0", name="cost"),
+        Index("ix_model_calls_ticket", "ticket"),
+        Index("ix_model_calls_installation_id_at", "installation_id", "at"),
+    )
+    Table(
+        "review_results",
+        tables,
+        Column("key", Text, primary_key=True),
+        Column("created_at", UtcDateTime, nullable=False),
+        Column("repo", Text, nullable=False),
+        Column("number", Integer, nullable=False),
+        Column("head_sha", Text, nullable=False),
+        Column("panel", Text, nullable=False),
+        Column("conclusion", Text, nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("publication", Text, nullable=False),
+        Index("ix_review_results_repo_head_sha", "repo", "head_sha"),
+    )
+    tables.create_all(connection, checkfirst=False)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "schema_version and kv", _v1_schema_version_and_kv),
     Migration(2, "webhook_inbox, halts and effects", _v2_webhook_inbox_halts_effects),
+    Migration(3, "ledger, model_calls and review_results", _v3_ledger_model_calls_review_results),
 )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    CheckConstraint,
     Column,
     DateTime,
     Dialect,
@@ -125,4 +126,92 @@ effects = Table(
     Column("key", Text, primary_key=True),
     Column("created_at", UtcDateTime, nullable=False),
     Column("detail", Text, nullable=True),
+)
+
+# The values of the ledger's typed outcome axes (DESIGN.md §4, invariant 6). The check
+# constraints below are built from these, in migration 3 too.
+EXECUTIONS = ("ok", "error", "timeout", "budget", "infra")
+OBJECTIVES = ("met", "unmet", "unknown")
+REVIEWS = ("approved", "rejected", "incomplete", "skipped")
+ARTIFACTS = ("none", "pr", "merged")
+CALL_OUTCOMES = ("ok", "error", "timeout", "budget")
+
+
+def one_of(column: str, values: tuple[str, ...]) -> str:
+    """A CHECK expression: `column` holds one of `values` (fixed words, never user input)."""
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+# The append-only ledger: every delivery, cycle, review verdict, merge and refusal, with its
+# outcome on four separate axes. `subject` names the thing (e.g. a review run's key);
+# `error_class` feeds the pattern register; `detail` is JSON.
+ledger = Table(
+    "ledger",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UtcDateTime, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("installation_id", BigInteger, nullable=True),
+    Column("repo", Text, nullable=True),
+    Column("number", Integer, nullable=True),
+    Column("ticket", Text, nullable=True),
+    Column("head_sha", Text, nullable=True),
+    Column("execution", Text, nullable=False),
+    Column("objective", Text, nullable=False),
+    Column("review", Text, nullable=False),
+    Column("artifact", Text, nullable=False),
+    Column("error_class", Text, nullable=True),
+    Column("detail", Text, nullable=True),
+    CheckConstraint(one_of("execution", EXECUTIONS), name="execution"),
+    CheckConstraint(one_of("objective", OBJECTIVES), name="objective"),
+    CheckConstraint(one_of("review", REVIEWS), name="review"),
+    CheckConstraint(one_of("artifact", ARTIFACTS), name="artifact"),
+    Index("ix_ledger_subject", "subject"),
+    Index("ix_ledger_repo_number", "repo", "number"),
+)
+
+# Every model call (and every call the spend cap refused), with its usage and what it cost in
+# micro-dollars at the price then in force (`price` is that price, JSON). The spend caps sum it.
+model_calls = Table(
+    "model_calls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UtcDateTime, nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("answered_by", Text, nullable=True),
+    Column("installation_id", BigInteger, nullable=True),
+    Column("repo", Text, nullable=True),
+    Column("ticket", Text, nullable=True),
+    Column("outcome", Text, nullable=False),
+    Column("error_kind", Text, nullable=True),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("cache_read_tokens", Integer, nullable=False),
+    Column("cache_write_tokens", Integer, nullable=False),
+    Column("cost_micro_usd", BigInteger, nullable=False),
+    Column("price", Text, nullable=True),
+    CheckConstraint(one_of("outcome", CALL_OUTCOMES), name="outcome"),
+    CheckConstraint("cost_micro_usd >= 0", name="cost"),
+    Index("ix_model_calls_ticket", "ticket"),
+    Index("ix_model_calls_installation_id_at", "installation_id", "at"),
+)
+
+# A review run's result, rendered for publishing, kept so that a rerun after a crash publishes
+# the same verdict instead of asking the models again. `key` is the run's effect key.
+review_results = Table(
+    "review_results",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("repo", Text, nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("head_sha", Text, nullable=False),
+    Column("panel", Text, nullable=False),
+    Column("conclusion", Text, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("publication", Text, nullable=False),
+    Index("ix_review_results_repo_head_sha", "repo", "head_sha"),
 )
