@@ -6,6 +6,7 @@ result down; there is no module-level settings object to mutate.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -71,17 +72,37 @@ class Settings(BaseSettings):
 
     # Operator caps. A repository's config may lower these, never raise them.
     cap_usd_per_ticket: float = 5.0
+    # Model spend per installation per UTC day (None: no daily cap).
     cap_usd_per_day: float | None = None
     cap_implementer_iterations: int = 12
     cap_fix_iterations: int = 3
     cap_test_timeout_s: int = 600
     cap_review_rounds: int = 2
+    # Model prices in USD per million tokens, JSON: {"<model id or prefix*>": {"input": 3,
+    # "output": 15, "cache_read": 0.3, "cache_write": 3.75}}; ahead of the built-in table.
+    model_prices: Annotated[dict[str, dict[str, float]], NoDecode] = Field(default_factory=dict)
 
     @field_validator("operators", "extra_job_modules", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(login.strip() for login in value.split(",") if login.strip())
+        return value
+
+    @field_validator("model_prices", mode="before")
+    @classmethod
+    def _price_table(cls, value: Any) -> Any:
+        from app.pricing import check_price_entry
+
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not JSON: {exc.msg} at character {exc.pos}") from None
+        if not isinstance(value, Mapping):
+            raise ValueError("expected a JSON object of model -> prices")
+        for key, entry in value.items():
+            check_price_entry(str(key), entry)
         return value
 
     @field_validator("github_api_url")
