@@ -10,6 +10,8 @@ import logging
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -470,7 +472,7 @@ def test_one_bad_row_does_not_fail_the_deliveries_batched_with_it(
     """A row the database refuses fails alone; the others in its batch are still recorded."""
     path = sqlite_inbox.store.engine.url.database
     assert path is not None
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute(
             "CREATE TRIGGER poison BEFORE INSERT ON webhook_inbox "
             "WHEN NEW.delivery_id = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
@@ -514,7 +516,7 @@ def test_healthz_reports_ok_mode_and_schema(client: TestClient) -> None:
     }
 
 
-def test_healthz_says_redis_mode_and_503_when_the_database_is_down(tmp_path: Any) -> None:
+def test_healthz_says_redis_mode_and_503_when_the_database_is_down(tmp_path: Path) -> None:
     settings = Settings(
         data_dir=tmp_path,
         webhook_secret=SECRET,
@@ -534,7 +536,7 @@ def test_healthz_says_redis_mode_and_503_when_the_database_is_down(tmp_path: Any
 
 @pytest.mark.parametrize("secret", [None, ""])
 def test_no_receiver_without_a_webhook_secret(
-    tmp_path: Any, sqlite_inbox: Inbox, secret: str | None
+    tmp_path: Path, sqlite_inbox: Inbox, secret: str | None
 ) -> None:
     settings = Settings(data_dir=tmp_path, webhook_secret=secret)
     with pytest.raises(ConfigError, match="OUROBOT_WEBHOOK_SECRET"):
