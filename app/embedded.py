@@ -85,7 +85,6 @@ class EmbeddedRunner:
         self._queue: list[_Item] = []
         self._seq = itertools.count()
         self._stopping = False
-        self._busy = False
         self._thread: threading.Thread | None = None
         self._retries: Counter[int] = Counter()
         self._warned_redelivery = False
@@ -141,7 +140,6 @@ class EmbeddedRunner:
             while not self._stopping:
                 now = self._clock()
                 if self._queue and self._queue[0].due <= now:
-                    self._busy = True
                     return heapq.heappop(self._queue)
                 self._cond.wait(self._queue[0].due - now if self._queue else None)
             return None
@@ -152,9 +150,6 @@ class EmbeddedRunner:
                 self._run(item)
             except Exception:  # the thread must outlive any one item
                 logger.exception("embedded runner: %s item failed", item.kind)
-            finally:
-                with self._cond:
-                    self._busy = False
 
     def _run(self, item: _Item) -> None:
         if item.kind == ROW:

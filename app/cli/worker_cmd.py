@@ -14,8 +14,10 @@ import os
 import socket
 from typing import Any
 
-from app.errors import UserError
-from app.settings import load_settings
+from sqlalchemy.exc import OperationalError
+
+from app.errors import ConfigError, UserError
+from app.settings import Settings, load_settings
 from app.store import Store
 
 
@@ -47,7 +49,7 @@ def run_worker(args: argparse.Namespace) -> int:
         )
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
-    Store.open(settings).migrate()
+    _migrate(settings)
     from tasks import create_celery  # Celery loads only for this command
 
     celery_app = create_celery(settings)
@@ -61,3 +63,14 @@ def run_worker(args: argparse.Namespace) -> int:
     )
     worker.start()
     return int(worker.exitcode or 0)
+
+
+def _migrate(settings: Settings) -> None:
+    store = Store.open(settings)
+    try:
+        store.migrate()
+    except OperationalError as error:
+        first = (str(error.orig).strip().splitlines() or ["unreachable"])[0]
+        raise ConfigError(f"OUROBOT_DATABASE_URL: cannot open the database: {first}") from None
+    finally:
+        store.close()

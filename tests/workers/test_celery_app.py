@@ -102,3 +102,13 @@ def test_the_worker_command_refuses_a_zero_concurrency(monkeypatch: pytest.Monke
     monkeypatch.setenv("OUROBOT_REDIS_URL", "redis://127.0.0.1:1/0")
     with pytest.raises(UserError, match="--concurrency must be at least 1"):
         args.handler(args)
+
+
+def test_the_worker_command_names_an_unreachable_database(monkeypatch: pytest.MonkeyPatch) -> None:
+    parser = OneLineParser(prog="ourobot")
+    worker_cmd.register(parser.add_subparsers())
+    args = parser.parse_args(["worker", "--no-beat"])
+    monkeypatch.setenv("OUROBOT_REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("OUROBOT_DATABASE_URL", f"postgresql://nobody@127.0.0.1:{free_port()}/x")
+    with pytest.raises(ConfigError, match="OUROBOT_DATABASE_URL: cannot open the database"):
+        args.handler(args)
