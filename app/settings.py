@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from app.errors import ConfigError
 
@@ -141,6 +141,21 @@ class Settings(BaseSettings):
         )
 
 
+class _ExplicitSettings(Settings):
+    """Settings validated from given values only: the process environment is not consulted."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
 def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Build settings from the process environment (or `env`), with explicit overrides.
 
@@ -160,7 +175,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
                     values[name] = env[key]
                     break
         values.update(overrides)
-        return Settings.model_validate(values, context=None)
+        explicit = _ExplicitSettings(**values)
+        return Settings.model_construct(**explicit.model_dump())
     except ValidationError as exc:
         first = exc.errors()[0]
         field_name = ".".join(str(p) for p in first["loc"]) or "settings"
