@@ -276,3 +276,9 @@ def test_a_base_that_cannot_be_fetched_fails_closed_and_is_retried_later(
     world.handle(payload)  # not recorded as done: the next delivery replaces the verdict
     run = world.only_run(head_of(payload))
     assert run.conclusion == "success"
+
+    # A later failure to reach the base does not overwrite a verdict computed on this commit.
+    before = writes(world)
+    world.handle(broken)
+    assert world.only_run(head_of(payload)).conclusion == "success"
+    assert writes(world) == before
