@@ -82,9 +82,10 @@ class Router:
 
 def build_router(settings: Settings) -> Router:
     """The production routing table. Each module registers its own small handlers."""
-    from app.handlers import commands, tickets
+    from app.handlers import commands, pulls, tickets
 
     router = Router()
     commands.register(router, settings)
     tickets.register(router, settings)
+    pulls.register(router, settings)
     return router
