@@ -175,7 +175,10 @@ def in_scope(
 
 
 def _git_token(ctx: JobContext, installation_id: int, repo_name: str) -> str:
-    """A fresh installation token that can only read this one repository's contents."""
+    """A fresh installation token that can only read this one repository's contents (in the
+    Action, the token it was given)."""
+    if ctx.github.fixed_token is not None:
+        return ctx.github.git_token(installation_id)
     app = ctx.github.app(installation_id=installation_id)  # keep a reference (weak namespaces)
     minted = app.rest.apps.create_installation_access_token(
         installation_id, repositories=[repo_name], permissions={"contents": "read"}
