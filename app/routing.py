@@ -82,10 +82,11 @@ class Router:
 
 def build_router(settings: Settings) -> Router:
     """The production routing table. Each module registers its own small handlers."""
-    from app.handlers import commands, pulls, tickets
+    from app.handlers import commands, pulls, review_triggers, tickets
 
     router = Router()
     commands.register(router, settings)
     tickets.register(router, settings)
     pulls.register(router, settings)
+    review_triggers.register(router, settings)
     return router

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import anthropic
 import openai
-from anthropic.types import MessageParam
+from anthropic.types import MessageParam, TextBlockParam
 from openai.types.chat import ChatCompletionMessageParam
 
 from app.repo_config import ModelRef
@@ -115,10 +115,12 @@ def build_client(
     credentials: ProviderCredentials,
     *,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    cache_prompt: bool = False,
 ) -> ModelClient:
     """The client for one config entry. A key that is missing where one is required does not
     raise here: the first call fails with `ModelError("config")`, so one model without a key
-    makes its reviewer incomplete, not the whole run an error."""
+    makes its reviewer incomplete, not the whole run an error. `cache_prompt` asks Anthropic
+    to cache the prompt (see `AnthropicClient`); other providers cache on their own."""
     url, key = credentials.endpoint(model)
     if key is None and not _is_loopback(url) and model.base_url is None:
         return _Unconfigured(model.id, _missing_key_message(model))
@@ -130,7 +132,13 @@ def build_client(
             "that variable at this endpoint or use a local (127.0.0.1) server",
         )
     if model.provider == "anthropic":
-        return AnthropicClient(model.name, base_url=url, api_key=key, max_retries=max_retries)
+        return AnthropicClient(
+            model.name,
+            base_url=url,
+            api_key=key,
+            max_retries=max_retries,
+            cache_prompt=cache_prompt,
+        )
     return OpenAIClient(model.name, base_url=url, api_key=key, max_retries=max_retries)
 
 
@@ -188,7 +196,13 @@ def _status_kind(status: int) -> ErrorKind:
 
 
 class AnthropicClient:
-    """The Messages API through the anthropic SDK (its own HTTP stack; `base_url` is honoured)."""
+    """The Messages API through the anthropic SDK (its own HTTP stack; `base_url` is honoured).
+
+    With `cache_prompt`, the system prompt and the last message are sent as text blocks marked
+    `cache_control: ephemeral`: the stable prefix (role, constitution, ticket and diff) is
+    written to Anthropic's prompt cache once and read back by the next call with the same
+    prefix (another panel member on this model, a rerun), at a tenth of the input price.
+    """
 
     def __init__(
         self,
@@ -197,8 +211,10 @@ class AnthropicClient:
         base_url: str,
         api_key: str | None,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        cache_prompt: bool = False,
     ) -> None:
         self.name = name
+        self.cache_prompt = cache_prompt
         # An explicit key (a placeholder where none belongs): the SDK then reads no credential
         # from the environment or the disk on its own.
         self._sdk = anthropic.Anthropic(
@@ -218,10 +234,12 @@ class AnthropicClient:
             else {"role": "assistant", "content": m.content}
             for m in messages
         ]
+        if self.cache_prompt and turns:
+            turns[-1] = _cached_turn(turns[-1]["role"], messages[-1].content)
         try:
             response = self._sdk.messages.create(
                 model=self.name,
-                system=system,
+                system=_cached_text(system) if self.cache_prompt else system,
                 messages=turns,
                 max_tokens=max_tokens,
                 timeout=timeout_s,
@@ -238,6 +256,16 @@ class AnthropicClient:
             # The SDK lets a body that is not JSON (or not the API's shape) escape as these.
             raise ModelError("malformed", _bad_body(self.model_id, exc)) from None
         return _anthropic_completion(self.model_id, response)
+
+
+def _cached_text(text: str) -> list[TextBlockParam]:
+    return [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]
+
+
+def _cached_turn(role: str, text: str) -> MessageParam:
+    if role == "user":
+        return {"role": "user", "content": _cached_text(text)}
+    return {"role": "assistant", "content": _cached_text(text)}
 
 
 def _anthropic_completion(model_id: str, response: Any) -> Completion:

@@ -1,0 +1,56 @@
+"""pull_request opened/synchronize/reopened/ready_for_review -> one `review_check` job.
+
+Pure: the job reads the config at the base branch and decides whether this PR is reviewed
+(`guards.apply_to`), so nothing here needs GitHub. Draft pull requests wait for
+`ready_for_review`. The PR's title and body travel with the job as the event carried them: the
+text a review uses is the text at trigger time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import partial
+
+from app.jobs import Job
+from app.routing import Event, Router
+from app.settings import Settings
+
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def register(router: Router, settings: Settings) -> None:
+    for action in ACTIONS:
+        router.add("pull_request", action, partial(on_pull_request, settings=settings))
+
+
+def on_pull_request(event: Event, *, settings: Settings) -> list[Job]:
+    pull = event.payload.get("pull_request")
+    repo = event.repo_full_name
+    if not isinstance(pull, Mapping) or repo is None:
+        return []
+    head = pull.get("head")
+    head_sha = head.get("sha") if isinstance(head, Mapping) else None
+    number = pull.get("number")
+    if not isinstance(head_sha, str) or not _SHA.match(head_sha) or not isinstance(number, int):
+        return []
+    if pull.get("state") not in (None, "open"):
+        return []
+    if pull.get("draft") is True and event.action != "ready_for_review":
+        return []
+    title, body = pull.get("title"), pull.get("body")
+    return [
+        Job(
+            "review_check",
+            {
+                "installation_id": event.installation_id,
+                "repo": repo,
+                "number": number,
+                "head_sha": head_sha,
+                "trigger": "pull_request",
+                "title": title if isinstance(title, str) else None,
+                "body": body if isinstance(body, str) else "",
+            },
+        )
+    ]
