@@ -163,12 +163,14 @@ def test_an_overload_storm_is_retried_then_incomplete(rw):
 
 
 def test_a_push_during_the_review_leaves_the_result_on_the_old_head_only(rw):
+    # A person's PR, so a rejection could ask for changes: not once the head has moved on.
+    rw.push("main", {".github/ourobot.yml": _config(apply_to="all")})
     rw.models.script(A, delayed(APPROVE, 1.5))
     rw.models.script(B, delayed(REJECT, 1.5))
-    number, old, payload = rw.open_pull({OPS: NEW_OPS})
+    number, old, payload = rw.open_pull({OPS: NEW_OPS}, branch="feature", by="writer")
     thread, errors = rw.run_in_thread(rw.jobs_for(payload)[0])
     _wait_for(lambda: len(rw.models.requests) == 2)
-    new = rw.push("ourobot/issue-1", {"calc/extra.py": "X = 1\n"}, start="ourobot/issue-1")
+    new = rw.push("feature", {"calc/extra.py": "X = 1\n"}, start="feature")
     sync = rw.sink.wait_for("pull_request", "synchronize")[-1].payload
     thread.join(30)
     assert not thread.is_alive() and errors == []
@@ -177,9 +179,13 @@ def test_a_push_during_the_review_leaves_the_result_on_the_old_head_only(rw):
     assert (old_run.head_sha, old_run.conclusion) == (old, "failure")
     assert rw.check_runs(new) == []  # no verdict counted for the new head
     [review] = bot_reviews(rw, number)
-    assert review.commit_id == old and review.state == "COMMENTED"
+    assert review.commit_id == old
+    assert review.state == "COMMENTED"  # a stale rejection must not block the new head
+    [entry] = rw.ledger.entries(kind="review")
+    assert entry.head_sha == old and entry.detail["head_moved"] is True
 
-    # The new head's own event starts its own run, on the new head.
+    # The new head's own event starts its own run, on the new head; it passes, and nothing
+    # of the old run is left blocking it.
     rw.models.script(A, APPROVE)
     rw.models.script(B, APPROVE)
     [job] = rw.jobs_for(sync, "synchronize")
@@ -188,6 +194,24 @@ def test_a_push_during_the_review_leaves_the_result_on_the_old_head_only(rw):
     [new_run] = rw.check_runs(new)
     assert new_run.conclusion == "success"
     assert [r.head_sha for r in rw.check_runs(old)] == [old]
+    assert [r.state for r in bot_reviews(rw, number)] == ["COMMENTED", "COMMENTED"]
+
+
+def test_a_pass_on_a_new_head_dismisses_the_old_request_for_changes(rw):
+    rw.push("main", {".github/ourobot.yml": _config(apply_to="all")})
+    rw.models.script(A, APPROVE, APPROVE)
+    rw.models.script(B, REJECT, APPROVE)
+    number, _old, payload = rw.open_pull({OPS: NEW_OPS}, branch="feature", by="writer")
+    rw.run(rw.jobs_for(payload)[0])
+    assert [r.state for r in bot_reviews(rw, number)] == ["CHANGES_REQUESTED"]
+    rw.push(
+        "feature",
+        {OPS: NEW_OPS.replace("return a / b", "return a / b if b else 0.0")},
+        start="feature",
+    )
+    sync = rw.sink.wait_for("pull_request", "synchronize")[-1].payload
+    rw.run(rw.jobs_for(sync, "synchronize")[0])
+    assert [r.state for r in bot_reviews(rw, number)] == ["DISMISSED", "COMMENTED"]
 
 
 def test_a_job_for_a_replaced_head_does_nothing(rw):
