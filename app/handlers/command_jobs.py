@@ -10,6 +10,7 @@ from app.authz import PermissionCache, permission_of
 from app.halt import check_halt
 from app.handlers import replies
 from app.handlers.identity import bot_login
+from app.handlers.review_jobs import review_reply
 from app.jobs import JobContext, job, once
 from app.slash import Permission, SlashCommand, may_run
 from app.status_comment import upsert_comment
@@ -43,6 +44,17 @@ def run_command(
             github, installation_id=installation_id, repo=repo, login=login, cache=_permissions
         )
         body = answer(command, login=login, permission=permission, operators=ctx.settings.operators)
+        if verb == "review" and may_run(
+            command, permission, login=login, operators=frozenset(ctx.settings.operators)
+        ):
+            body = review_reply(
+                ctx,
+                installation_id=installation_id,
+                repo=repo,
+                number=number,
+                comment_id=comment_id,
+                is_pull_request=is_pull_request,
+            )
         check_halt(ctx, installation_id)
         upsert_comment(
             github,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.slash import VERB_PERMISSIONS, Permission, SlashCommand
 
 # Verbs whose loops have landed; every other verb answers "not available yet", never silence.
-AVAILABLE_VERBS = frozenset({"help", "status"})
+AVAILABLE_VERBS = frozenset({"help", "status", "review"})
 
 VERB_HELP = {
     "implement": "work this issue as a ticket and open a pull request",

@@ -125,10 +125,20 @@ def review_check(
     log.info("review %s#%d at %s: %s", repo, number, head_sha[:12], outcome.detail)
 
 
-def review_command(
-    ctx: JobContext, *, installation_id: int | None, repo: str, number: int, comment_id: int
+def review_reply(
+    ctx: JobContext,
+    *,
+    installation_id: int | None,
+    repo: str,
+    number: int,
+    comment_id: int,
+    is_pull_request: bool,
 ) -> str:
-    """`/ourobot review` on a pull request: run (or find) the review; the reply's text."""
+    """`/ourobot review` from someone allowed to ask: run (or find) the review of the pull
+    request's head; the reply's text. Runs inside the command's job, so it waits for the
+    panel (the check run shows it is under way meanwhile)."""
+    if not is_pull_request:
+        return "`/ourobot review` reviews a pull request, and this is an issue. Nothing was done."
     outcome = run_review(
         ctx,
         ReviewRequest(installation_id, repo, number, trigger="command", comment_id=comment_id),
