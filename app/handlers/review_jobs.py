@@ -98,6 +98,7 @@ class ReviewOutcome:
     head_sha: str | None = None
     conclusion: str | None = None
     reason: str | None = None
+    run_key: str | None = None  # the run whose publication was posted or found
 
 
 @job("review_check")
@@ -241,6 +242,7 @@ def _decided(ctx: JobContext, repo: str, head_sha: str, panel: str) -> ReviewOut
         head_sha,
         pub.conclusion,
         pub.reason,
+        pub.run_key,
     )
 
 
@@ -269,6 +271,7 @@ def _publish_once(
                 f"This review of `{head_sha[:12]}` was already published.",
                 head_sha,
                 existing.conclusion,
+                run_key=run_key,
             )
         if existing is None:
             check_halt(ctx, request.installation_id)
@@ -292,6 +295,7 @@ def _already(ctx: JobContext, run_key: str, head_sha: str) -> ReviewOutcome:
         head_sha,
         stored.conclusion if stored else None,
         stored.reason if stored else None,
+        run_key,
     )
 
 
@@ -432,6 +436,7 @@ def _publish(
         publication.head_sha,
         publication.conclusion,
         publication.reason,
+        publication.run_key,
     )
 
 
