@@ -23,7 +23,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.halt import Halted, check_halt
+from app.errors import ConfigError
+from app.halt import Halted, check_halt, halt_cause
 from app.jobs import (
     Job,
     JobContext,
@@ -192,7 +193,13 @@ class EmbeddedRunner:
             func(self._context, **planned.kwargs)
         except Halted as exc:
             logger.warning("job %s stopped by a halt: %s", planned.name, exc)
+        except ConfigError as exc:
+            # e.g. no App credentials: a typed infra outcome, not a crash or a retry loop
+            logger.warning("job %s: infra: %s", planned.name, exc)
         except Exception as exc:
+            if (halt := halt_cause(exc)) is not None:  # a write refused by the client's guard
+                logger.warning("job %s stopped by a halt: %s", planned.name, halt)
+                return
             if retry_delay(exc, 0) is not None:
                 raise _RetryLater(exc) from exc
             # Like a failed Celery task: logged, and the row's other jobs still run.

@@ -54,6 +54,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.errors import ConfigError
 from app.github_client import GitHubClients
+from app.halt import HaltRegistry, halt_cause
 from app.inbox import Inbox
 from app.settings import Settings
 from app.store import Store
@@ -157,10 +158,13 @@ class JobContext:
             client = redis.Redis.from_url(
                 settings.redis_url, socket_connect_timeout=5, socket_timeout=10
             )
+        store = store if store is not None else Store.open(settings)
+        # Every GitHub write asks the halt first, so no job can forget to (invariant 5).
+        halts = HaltRegistry(store, client)
         return cls(
             settings=settings,
-            store=store if store is not None else Store.open(settings),
-            github=GitHubClients(settings),
+            store=store,
+            github=GitHubClients(settings, write_guard=halts.check),
             redis=client,
         )
 
@@ -312,7 +316,7 @@ def retry_delay(
     connection failures back off exponentially with jitter; anything else is a bug or a refusal
     and is not retried.
     """
-    if retries >= MAX_JOB_RETRIES:
+    if retries >= MAX_JOB_RETRIES or halt_cause(exc) is not None:
         return None
     if isinstance(exc, RateLimitExceeded):
         return max(exc.retry_after.total_seconds(), MIN_RATE_LIMIT_WAIT_S)

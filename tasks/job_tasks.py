@@ -21,7 +21,8 @@ from typing import Any
 
 from celery import Celery, Task
 
-from app.halt import Halted, check_halt
+from app.errors import ConfigError
+from app.halt import Halted, check_halt, halt_cause
 from app.jobs import (
     MAX_JOB_RETRIES,
     JobContext,
@@ -39,6 +40,7 @@ from tasks.dispatch import PROCESS_DELIVERY_TASK, SWEEP_TASK, CeleryDispatcher, 
 logger = logging.getLogger(__name__)
 
 HALTED = "halted"
+INFRA = "infra"
 OK = "ok"
 
 
@@ -109,7 +111,14 @@ def _register_job(celery_app: Celery, state: WorkerState, name: str, func: JobFu
         except Halted as exc:
             logger.warning("job %s stopped by a halt: %s", name, exc)
             return HALTED
+        except ConfigError as exc:
+            # e.g. no App credentials: a typed infra outcome, not a crash or a retry loop
+            logger.warning("job %s: infra: %s", name, exc)
+            return INFRA
         except Exception as exc:
+            if (halt := halt_cause(exc)) is not None:  # a write refused by the client's guard
+                logger.warning("job %s stopped by a halt: %s", name, halt)
+                return HALTED
             delay = retry_delay(exc, self.request.retries)
             if delay is None:
                 raise

@@ -91,19 +91,34 @@ def require_webhook_secret(settings: Settings) -> None:
 def build_dispatcher(settings: Settings, store: Store) -> Dispatcher:
     """The dispatcher for this deployment's mode.
 
-    Final wiring: embedded mode (no OUROBOT_REDIS_URL) -> `app.embedded.EmbeddedRunner`,
-    Redis mode -> the Celery dispatcher from `tasks`. Until they are wired in, deliveries are
-    recorded and stay pending in the inbox.
+    Embedded mode (no OUROBOT_REDIS_URL): the same jobs run in this process from the durable
+    inbox, nothing else to install. Redis mode: rows go to Celery workers (`ourobot worker`).
     """
-    from app.dispatch import InboxOnlyDispatcher
+    if settings.embedded:
+        from app.embedded import EmbeddedRunner
+        from app.routing import build_router
 
-    log.warning("no worker is wired into ourobot serve yet: deliveries stay pending in the inbox")
-    return InboxOnlyDispatcher()
+        runner = EmbeddedRunner(settings, store, build_router)
+        runner.start()
+        return runner
+    from tasks.celery_app import create_celery
+    from tasks.dispatch import CeleryDispatcher
+
+    return CeleryDispatcher(create_celery(settings))
 
 
 def build_inline_hook(settings: Settings, store: Store) -> InlineHook | None:
-    """What runs inline before dispatch (the /panic handler, `app.panic.handle_inline`)."""
-    return None
+    """What runs inline before dispatch: `/ourobot panic` and `/ourobot resume`."""
+    from app.panic import PanicHandler
+
+    redis_client = None
+    if settings.redis_url:
+        import redis
+
+        redis_client = redis.Redis.from_url(
+            settings.redis_url, socket_connect_timeout=2, socket_timeout=2
+        )
+    return PanicHandler(settings, store, redis_client)
 
 
 def _open_store(settings: Settings) -> Store:

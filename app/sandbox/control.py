@@ -259,6 +259,7 @@ def deliveries(sb: Services) -> list[dict[str, Any]]:
             "redelivery": a.redelivery,
             "status_code": a.status_code,
             "status": a.status,
+            "delivered_at": a.delivered_at,  # epoch seconds when the receiver answered
             "payload": json.loads(a.body),
         }
         for a in sb.state.attempts
