@@ -360,3 +360,17 @@ def _wait_for(condition, timeout_s: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.02)
+
+
+def test_a_halt_stops_the_review_before_anything_is_posted_or_asked(rw):
+    from app.halt import Halted, HaltRegistry, installation_scope
+
+    number, head, payload = rw.open_pull({OPS: NEW_OPS})
+    HaltRegistry(rw.store).set(
+        installation_scope(rw.repo.installation_id), reason="stop", set_by="admin1"
+    )
+    with pytest.raises(Halted):
+        rw.run(rw.jobs_for(payload)[0])
+    assert rw.check_runs(head) == []
+    assert bot_reviews(rw, number) == []
+    assert rw.models.requests == []
