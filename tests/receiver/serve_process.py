@@ -75,6 +75,10 @@ class ServeProcess:
         raise RuntimeError(f"ourobot serve did not become healthy: {self.log()}")
 
     @property
+    def data_dir(self) -> Path:
+        return Path(self._env["OUROBOT_DATA_DIR"])
+
+    @property
     def process(self) -> subprocess.Popen[bytes]:
         assert self._process is not None, "not started"
         return self._process

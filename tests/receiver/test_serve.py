@@ -43,14 +43,9 @@ def client(served: ServeProcess) -> Iterator[httpx.Client]:
         yield opened
 
 
-def _data_dir(served: ServeProcess) -> Path:
-    env_dir = served._env["OUROBOT_DATA_DIR"]
-    return Path(env_dir)
-
-
 def _inbox_rows(served: ServeProcess, *delivery_ids: str) -> list[tuple[str, str, str, bytes]]:
     """(delivery id, event, action, body) of the server's inbox rows for these deliveries."""
-    store = Store.open(Settings(data_dir=_data_dir(served), database_url=None))
+    store = Store.open(Settings(data_dir=served.data_dir, database_url=None))
     columns = webhook_inbox.c
     try:
         with store.engine.connect() as connection:
