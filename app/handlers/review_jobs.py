@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from githubkit import GitHub
 
-from app.errors import ConfigError, UserError
+from app.errors import UserError
 from app.halt import check_halt
 from app.handlers import review_github as gh
 from app.handlers.identity import bot_login
@@ -65,6 +65,7 @@ from app.ledger import Ledger, Outcome, Subject
 from app.pricing import PriceTable, usd
 from app.repo_config import RepoConfig
 from app.spend_caps import Caps, SpendMeter
+from app.workspace.mirror import MirrorError
 from reviewers.panel import PanelMember, run_panel, scope_review_for
 from reviewers.reviewer import DEFAULT_MAX_TOKENS
 
@@ -75,6 +76,10 @@ PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 
 Trigger = Literal["pull_request", "command", "action"]
 Status = Literal["published", "already", "skipped"]
+
+
+class FetchFailed(ConnectionError):
+    """git could not bring the commits into the mirror; the task layer retries with backoff."""
 
 
 @dataclass(frozen=True)
@@ -163,10 +168,14 @@ def run_review(ctx: JobContext, request: ReviewRequest) -> ReviewOutcome:
             head_sha,
         )
     token = ctx.github.git_token(request.installation_id)
-    fetched = fetch(ctx.settings, pull, head_sha, token)
+    try:
+        fetched = fetch(ctx.settings, pull, head_sha, token)
+    except MirrorError as exc:
+        _record_infra(ctx, request, head_sha, str(exc))
+        raise FetchFailed(str(exc)) from exc
     try:
         config = config_at_base(fetched)
-    except ConfigError as exc:
+    except UserError as exc:  # an invalid config, or a config file that is not a plain file
         key = f"review:{request.repo}:{head_sha}:config-{_digest(str(exc))}"
         problem = f"The repository's config at the base branch is invalid: {exc}"
         return _publish_once(
@@ -454,4 +463,22 @@ def _record_skip(ctx: JobContext, request: ReviewRequest, head_sha: str) -> None
         Outcome("ok", review="skipped", artifact="pr"),
         detail={"why": "guards.apply_to is bot and the PR is not ourobot's"},
         once=True,
+    )
+
+
+def _record_infra(ctx: JobContext, request: ReviewRequest, head_sha: str, problem: str) -> None:
+    # One row per attempt: the pattern register counts how often fetching fails.
+    Ledger(ctx.store).record(
+        "review",
+        Subject(
+            f"review-fetch:{request.repo}:{head_sha}",
+            request.installation_id,
+            request.repo,
+            request.number,
+            None,
+            head_sha,
+        ),
+        Outcome("infra", review="incomplete", artifact="pr"),
+        error_class="review:fetch",
+        detail={"problem": problem[:500]},
     )

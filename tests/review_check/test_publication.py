@@ -233,3 +233,11 @@ def test_the_production_router_sends_pull_requests_to_the_review():
 
     assert names("synchronize").count("review_check") == 1
     assert "review_check" not in names("closed")
+
+
+def test_a_failed_fetch_is_retried_by_the_task_layer():
+    from app.handlers.review_jobs import FetchFailed
+    from app.jobs import retry_delay
+
+    delay = retry_delay(FetchFailed("cannot fetch octo/demo: git fetch failed (128)"), 0)
+    assert delay is not None and delay > 0
