@@ -60,7 +60,7 @@ _IN_FLIGHT = _InFlight()
 
 
 @dataclass(frozen=True)
-class _Reservation:
+class Reservation:
     model: str
     micro_usd: int
 
@@ -111,7 +111,7 @@ class SpendMeter:
                 ModelCall(self.role, model, "budget", price=self.prices.price(model)),
             )
             raise BudgetExhausted(refusal)
-        self._pending.reservation = _Reservation(model, most)
+        self._pending.reservation = Reservation(model, most)
 
     def _reserve(self, most: int) -> str | None:
         """Reserve `most` micro-dollars, or say which cap forbids it."""
@@ -138,7 +138,7 @@ class SpendMeter:
             _IN_FLIGHT.installations[installation] += most
         return None
 
-    def _release(self, reservation: _Reservation) -> None:
+    def release(self, reservation: Reservation) -> None:
         ticket = self.subject.ticket
         assert ticket is not None
         with _IN_FLIGHT.lock:
@@ -154,11 +154,11 @@ class SpendMeter:
         left = getattr(self._pending, "reservation", None)
         if left is not None:
             self._pending.reservation = None
-            self._release(left)
+            self.release(left)
 
-    def _take_pending(self, model: str) -> _Reservation:
+    def take_reservation(self, model: str) -> Reservation:
         """This thread's reservation from `before_call`, or a new one for a direct call."""
-        reservation: _Reservation | None = getattr(self._pending, "reservation", None)
+        reservation: Reservation | None = getattr(self._pending, "reservation", None)
         if reservation is None:
             self.before_call(model)
             reservation = self._pending.reservation
@@ -214,7 +214,7 @@ class MeteredClient:
     def complete(
         self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
     ) -> Completion:
-        reservation = self._meter._take_pending(self.model_id)
+        reservation = self._meter.take_reservation(self.model_id)
         # Recorded before the reservation is released: the spend is never counted by neither.
         try:
             try:
@@ -233,4 +233,4 @@ class MeteredClient:
             self._meter.record(reservation.model, "ok", answer.usage, answered_by=answered_by)
             return answer
         finally:
-            self._meter._release(reservation)
+            self._meter.release(reservation)
