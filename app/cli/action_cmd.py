@@ -198,4 +198,10 @@ def run_command(env: Mapping[str, str]) -> int:
     return route_and_run(env)
 
 
-COMMANDS = {"guards": run_guards, "command": run_command}
+def run_review(env: Mapping[str, str]) -> int:
+    from app.action.review import run_review_action  # the model SDKs load only when used
+
+    return run_review_action(env)
+
+
+COMMANDS = {"guards": run_guards, "command": run_command, "review": run_review}
