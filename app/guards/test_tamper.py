@@ -1,13 +1,24 @@
 """The `test-tamper` rule: making a red suite green by removing or silencing tests.
 
-Reported: a test file deleted (or moved out of where tests are collected); test definitions
-removed from a file without being added back anywhere in the change, beyond the number of new
-ones the same file gains (so renaming a test is not tampering, deleting one is); skip, xfail,
-ignore and focus markers added to existing tests (pytest, unittest, Jest/Mocha/Jasmine, Go,
-Rust, JUnit, RSpec/minitest); test collection narrowed in pytest configuration.
+Reported:
+- a test file deleted, unless every test in it reappears (same name, or same body under a new
+  name) in a file the runner collects: that is a move, a split or a merge;
+- a test file renamed so the runner no longer collects it (`.bak`, out of test naming/folders);
+- a file's tests going down: tests removed and not found again anywhere in the change (by name
+  or by body) outnumber the new tests the same file gains, a parametrized test counting one per
+  literal case (so folding three tests into one test with three cases is not a removal);
+- a test that keeps its name but loses every assertion, when both bodies are in the change;
+- an assertion commented out, or a Python `assert` reduced to its bare expression;
+- skip, xfail, ignore and disabled markers added to tests that existed before (pytest,
+  unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip applies only
+  on platforms other than Linux (`skipif(sys.platform == "win32")`), where the suite still runs;
+- focused tests (`it.only`, `fit`), which skip every other test;
+- pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`).
 
-Not reported: new tests, even skipped ones, in a brand-new test file or as a brand-new test
-(a skip on a test that did not exist before hides nothing); a test file only added to.
+Not reported: new tests, even skipped ones, in a new file or as brand-new tests; a test file
+only added to; a test renamed, moved to another collected test file, or folded into a
+parametrized test; a skip reworded; tests in `conftest.py` (pytest never collects them).
+A test that "moves" into a file the runner does not collect (a fixture, a helper) is removed.
 """
 
 from __future__ import annotations
@@ -18,38 +29,24 @@ from dataclasses import dataclass
 
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.paths import display
-
-_TEST_FILE = re.compile(
-    r"(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go|rb|exs?)|conftest\.py|[^/]*_spec\.rb"
-    r"|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|swift|scala))$"
+from app.guards.relocations import Relocations, relocate
+from app.guards.skip_conditions import body_skip_elsewhere_only, decorator_skips_elsewhere_only
+from app.guards.suite import (
+    DEFINING_SKIP,
+    Definition,
+    definition_name,
+    is_assertion,
+    is_test_module,
+    is_test_path,
 )
-_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|specs?|testing)/", re.IGNORECASE)
+
+__all__ = ["Tamper", "definition_name", "find_tampering", "is_test_path"]
+
 _PYTEST_CONFIG = re.compile(r"(^|/)(pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|conftest\.py)$")
-
-# A test definition: (language tag, pattern with the name in group "n").
-_DEFINITIONS = tuple(
-    re.compile(pattern)
-    for pattern in (
-        r"^\s*(?:async\s+)?def\s+(?P<n>test\w*)\s*\(",
-        r"^\s*class\s+(?P<n>Test\w*)\s*[(:]",
-        r"^\s*(?:it|test|describe|context|specify|suite)(?:\.(?:skip|only|each\([^)]*\)))?\s*"
-        r"\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
-        r"^\s*(?:x|f)(?:it|test|describe|context|specify)\s*\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
-        r"^func\s+(?P<n>(?:Test|Benchmark|Fuzz|Example)\w*)\s*\(",
-        r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+(?P<n>test_\w+)\s*\(",
-        r"^\s*(?:it|describe|context|test|specify)\s+(?P<q>['\"])(?P<n>.+?)(?P=q)\s+do\b",
-        r"^\s*(?:public\s+|protected\s+|private\s+)?(?:void|fun)\s+(?P<n>test\w*)\s*\(",
-    )
-)
 # Markers on the line above a definition (decorators, annotations, attributes).
 _DECORATOR_MARKERS = re.compile(
     r"@pytest\.mark\.(skip|skipif|xfail)\b|@(unittest\.)?(skip|skipIf|skipUnless)\b"
     r"|@(unittest\.)?expectedFailure\b|#\[ignore\b|@Disabled\b|@Ignore\b"
-)
-# Markers that are themselves a definition: `it.skip("name", ...)`, `xit("name", ...)`.
-_DEFINING_MARKERS = re.compile(
-    r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.skip\s*\("
-    r"|(?<![\w.$])x(?:it|test|describe|context|specify)\s*\("
 )
 # Focus markers skip every other test in the run: always reported.
 _FOCUS_MARKERS = re.compile(
@@ -68,6 +65,7 @@ _NARROWING = re.compile(
     r"--deselect\b|--ignore(-glob)?\b|\bcollect_ignore(_glob)?\b|\bnorecursedirs\b"
     r"|(^|\s)-k\s+['\"]?not\b"
 )
+_LINE_COMMENT = re.compile(r"^(#|//)\s*")
 
 
 @dataclass(frozen=True)
@@ -77,50 +75,49 @@ class Tamper:
     message: str
 
 
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_FILE.search(path) or _TEST_DIR.search(path))
-
-
-def _is_test_module(path: str) -> bool:
-    """A file that by its name holds tests (a file merely under tests/ may be a fixture)."""
-    return bool(_TEST_FILE.search(path))
-
-
-def definition_name(text: str) -> str | None:
-    for pattern in _DEFINITIONS:
-        match = pattern.search(text)
-        if match is not None:
-            return match.group("n")
-    return None
-
-
 def find_tampering(changes: ChangeSet) -> list[Tamper]:
-    tests = [c for c in changes.files if any(is_test_path(path) for path in c.paths)]
-    removed_anywhere = _names(line for c in tests for line in c.removed)
-    added_anywhere = _names(line for c in tests for line in c.added)
+    files = changes.files
+    moves = relocate(files)
+    removed_anywhere = {d.name for defs in moves.removed.values() for d in defs}
     found: list[Tamper] = []
-    for change in changes.files:
-        found.extend(_deleted_or_moved(change))
+    for index, change in enumerate(files):
+        found.extend(_deleted_or_moved(index, change, moves))
         if change.status == "deleted":
             continue
-        if change.old_path is not None and is_test_path(change.old_path):
-            found.extend(_removed_tests(change, added_anywhere))
+        found.extend(_removed_tests(change, moves.gone.get(index, [])))
+        if is_test_path(change.path):
+            found.extend(_disabled_assertions(change))
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
-            found.extend(_markers(change, removed_anywhere))
+            existed = removed_anywhere | {name for i, name in moves.carried if i == index}
+            found.extend(_markers(change, existed))
+    return found + _lost_assertions(files, moves)
+
+
+def _lost_assertions(files: Sequence[FileChange], moves: Relocations) -> list[Tamper]:
+    """A test that kept its name (or moved) but no longer checks anything, when both of its
+    bodies are wholly in the change."""
+    found: list[Tamper] = []
+    for carried in moves.continuations:
+        old, new = carried.old, carried.new
+        if old.body is None or new.body is None or old.assertions == 0 or new.assertions > 0:
+            continue
+        message = f"test {display(new.name, 80)!r} lost all of its assertions"
+        found.append(Tamper(files[carried.new_file].path, new.line.number, message))
     return found
 
 
-def _names(lines: Iterable[Line]) -> set[str]:
-    return {name for line in lines if (name := definition_name(line.text)) is not None}
-
-
-def _deleted_or_moved(change: FileChange) -> list[Tamper]:
+def _deleted_or_moved(index: int, change: FileChange, moves: Relocations) -> list[Tamper]:
     old = change.old_path
     if old is None or not is_test_path(old):
         return []
-    holds_tests = _is_test_module(old) or bool(_names(change.removed))
+    tests = moves.removed.get(index, [])
+    holds_tests = is_test_module(old) or bool(tests)
     if change.status == "deleted" and holds_tests:
-        return [Tamper(old, None, "test file deleted")]
+        # Not a move, split or merge unless its tests are somewhere else now; a test file
+        # whose tests we cannot recognise (or a conftest.py) is simply deleted.
+        if not tests or moves.gone.get(index):
+            return [Tamper(old, None, "test file deleted")]
+        return []
     if change.status == "renamed" and holds_tests and _leaves_discovery(old, change.path):
         return [Tamper(change.path, None, "test file moved out of the test paths")]
     return []
@@ -131,25 +128,47 @@ def _leaves_discovery(old: str, new: str) -> bool:
     `test_x.py` -> `x.py`, out of `tests/`)."""
     if not is_test_path(new):
         return True
-    if _is_test_module(old) and not _is_test_module(new):
+    if is_test_module(old) and not is_test_module(new):
         return True
     return old.rsplit(".", 1)[-1] != new.rsplit(".", 1)[-1]
 
 
-def _removed_tests(change: FileChange, added_anywhere: set[str]) -> list[Tamper]:
-    removed = [(line, definition_name(line.text)) for line in change.removed]
-    gone = [(line, name) for line, name in removed if name and name not in added_anywhere]
-    fresh = {definition_name(line.text) for line in change.added} - {n for _, n in removed}
-    fresh.discard(None)
-    if len(gone) <= len(fresh):
-        return []  # as many new tests as vanished ones: renamed or rewritten, not removed
+def _removed_tests(change: FileChange, gone: list[Definition]) -> list[Tamper]:
     return [
-        Tamper(change.path, line.anchor, f"test {display(name, 80)!r} removed")
-        for line, name in gone[: max(len(gone) - len(fresh), 0)]
+        Tamper(change.path, d.line.anchor, f"test {display(d.name, 80)!r} removed") for d in gone
     ]
 
 
-def _markers(change: FileChange, removed_anywhere: set[str]) -> list[Tamper]:
+# -- assertions switched off -------------------------------------------------------------------
+
+
+def _disabled_assertions(change: FileChange) -> list[Tamper]:
+    """An assertion line replaced by itself commented out, or a Python `assert x` by `x`."""
+    removed = {line.text.strip() for line in change.removed if is_assertion(line.text)}
+    if not removed:
+        return []
+    found: list[Tamper] = []
+    for position, line in enumerate(change.added):
+        text = line.text.strip()
+        uncommented = _LINE_COMMENT.sub("", text, count=1)
+        if uncommented != text and uncommented in removed:
+            found.append(Tamper(change.path, line.number, "assertion commented out"))
+        elif f"assert {text}" in removed and not _continues(change.added, position):
+            found.append(Tamper(change.path, line.number, "assert statement removed"))
+    return found
+
+
+def _continues(lines: Sequence[Line], index: int) -> bool:
+    """Whether `lines[index]` continues the statement of the line before it (`assert (`)."""
+    if index == 0 or lines[index - 1].number != lines[index].number - 1:
+        return False
+    return lines[index - 1].text.rstrip().endswith(("(", "[", "{", ",", "\\"))
+
+
+# -- markers -----------------------------------------------------------------------------------
+
+
+def _markers(change: FileChange, existed: set[str]) -> list[Tamper]:
     found: list[Tamper] = []
     for line in change.added:
         if _FOCUS_MARKERS.search(line.text):
@@ -158,16 +177,16 @@ def _markers(change: FileChange, removed_anywhere: set[str]) -> list[Tamper]:
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
     if change.status in ("added", "copied"):
         return found  # a new file's skipped tests hid nothing that ran before
-    skips = _new_skips(change, removed_anywhere)
+    skips = _new_skips(change, existed)
     # A skip reworded or reformatted replaces one that was there: only net new skips count.
-    already = sum(1 for line in change.removed if _skip_kind(line.text, change.path))
+    already = sum(1 for kind in _skip_kinds(change.removed, change.path) if kind is not None)
     return found + skips[already:]
 
 
 def _skip_kind(text: str, path: str) -> str | None:
     if _MODULE_MARKERS.search(text):
         return "module"
-    if _DEFINING_MARKERS.search(text):
+    if DEFINING_SKIP.search(text):
         return "defining"
     if _DECORATOR_MARKERS.search(text):
         return "decorator"
@@ -176,14 +195,27 @@ def _skip_kind(text: str, path: str) -> str | None:
     return None
 
 
-def _new_skips(change: FileChange, removed_anywhere: set[str]) -> list[Tamper]:
-    """Skip markers added to tests that existed before (or were removed and re-added)."""
+def _skip_kinds(lines: Sequence[Line], path: str) -> Iterable[str | None]:
+    """Each line's skip kind; None for no skip, or for one that applies only off Linux."""
+    for index, line in enumerate(lines):
+        kind = _skip_kind(line.text, path)
+        yield None if kind is None or _elsewhere_only(kind, lines, index) else kind
+
+
+def _elsewhere_only(kind: str, lines: Sequence[Line], index: int) -> bool:
+    if kind in ("module", "decorator"):
+        return decorator_skips_elsewhere_only(lines, index)
+    return kind == "body" and body_skip_elsewhere_only(lines, index)
+
+
+def _new_skips(change: FileChange, existed: set[str]) -> list[Tamper]:
+    """Skip markers added to tests that existed before (or that carry on a removed one)."""
     added = list(change.added)
     found: list[Tamper] = []
-    for index, line in enumerate(added):
-        kind = _skip_kind(line.text, change.path)
+    for index, kind in enumerate(_skip_kinds(added, change.path)):
         if kind is None:
             continue
+        line = added[index]
         if kind == "module":
             found.append(Tamper(change.path, line.number, "module-wide skip marker added"))
             continue
@@ -193,7 +225,7 @@ def _new_skips(change: FileChange, removed_anywhere: set[str]) -> list[Tamper]:
             name = _definition_after(added, index)
         else:
             name = _definition_before(added, index)
-        if name is None or name in removed_anywhere:
+        if name is None or name in existed:
             where = "inside a test" if kind == "body" else "to a test"
             found.append(Tamper(change.path, line.number, f"skip marker added {where}"))
     return found

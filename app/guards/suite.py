@@ -1,0 +1,284 @@
+"""What a test suite looks like in a change: which files hold tests, where a runner collects
+them, and the test definitions (name, body, parametrized cases, assertions) in a run of added
+or removed lines.
+
+Used by the `test-tamper` rule (`app.guards.test_tamper`). Everything here reads text only;
+nothing is imported or executed (parametrize lists are read with `ast`, never evaluated).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.guards.changes import Line
+
+_TEST_FILE = re.compile(
+    r"(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go|rb|exs?)|conftest\.py|[^/]*_spec\.rb"
+    r"|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|swift|scala))$"
+)
+_TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|specs?|testing)/", re.IGNORECASE)
+# Folders under a test folder that hold material for tests, not tests a runner collects.
+_MATERIAL_DIR = re.compile(
+    r"(^|/)(fixtures?|__fixtures__|__mocks__|mocks?|support|helpers?|data|testdata"
+    r"|snapshots|__snapshots__|node_modules|vendor)/",
+    re.IGNORECASE,
+)
+# Files a runner collects because of the folder they are in (mocha's test/, jest's
+# __tests__/, cargo's tests/), whatever their name.
+_COLLECTED_BY_FOLDER = re.compile(r"\.([cm]?[jt]sx?|rs)$")
+
+# A test definition: a pattern with the name in group "n". The first two are Python's.
+_DEFINITIONS = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"^\s*(?:async\s+)?def\s+(?P<n>test\w*)\s*\(",
+        r"^\s*class\s+(?P<n>Test\w*)\s*[(:]",
+        r"^\s*(?:it|test|describe|context|specify|suite)(?:\.(?:skip|only|each\([^)]*\)))?\s*"
+        r"\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
+        r"^\s*(?:x|f)(?:it|test|describe|context|specify)\s*\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
+        r"^func\s+(?P<n>(?:Test|Benchmark|Fuzz|Example)\w*)\s*\(",
+        r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+(?P<n>test_\w+)\s*\(",
+        r"^\s*(?:it|describe|context|test|specify)\s+(?P<q>['\"])(?P<n>.+?)(?P=q)\s+do\b",
+        r"^\s*(?:public\s+|protected\s+|private\s+)?(?:void|fun)\s+(?P<n>test\w*)\s*\(",
+    )
+)
+_PYTHON_DEFINITIONS = _DEFINITIONS[:2]
+# Markers that are themselves a definition: `it.skip("name", ...)`, `xit("name", ...)`.
+DEFINING_SKIP = re.compile(
+    r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.skip\s*\("
+    r"|(?<![\w.$])x(?:it|test|describe|context|specify)\s*\("
+)
+# Decorators and attributes that skip a test whatever the platform or version.
+_UNCONDITIONAL_SKIP = re.compile(
+    r"^@pytest\.mark\.skip\b(?!if)|^@(unittest\.)?skip\b(?!If|Unless)|^#\[ignore\b"
+    r"|^@Disabled\b|^@Ignore\b"
+)
+# A line that checks something: assert statements and methods, expect(...), Go's t.Error/Fatal,
+# testify's require./assert., pytest.raises/warns, RSpec should, minitest must_; or that hands
+# the checking to a helper: a call named like a check (`check_output(...)`, `verifyTree(...)`)
+# or, in Go, a call given the test's `t`.
+_ASSERTION = re.compile(
+    r"\bassert\w*\b|\bexpect\s*\(|\.expect\s*\(|\.should\b|\bmust_\w+"
+    r"|\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\brequire\.\w+\s*\("
+    r"|\bpytest\.(?:raises|warns)\b"
+    r"|\w*(?:[Aa]ssert|[Cc]heck|[Vv]erify|[Ee]xpect|[Vv]alidate|[Ee]nsure)\w*\s*\("
+    r"|[(,]\s*t\s*[,)]"
+)
+# The end of a Python header: `):`, `) -> None:`, or a class's `:`, maybe with code after it.
+_SIGNATURE_END = re.compile(r"(\)\s*(->[^:]*)?|^\s*class\s+\w+\s*):")
+_COMMENT = re.compile(r"^(#|//|/\*|\*)")
+_CLOSER = re.compile(r"^(\}|\)|\]|end\b)")
+# A body longer than this is not compared (and its definition is treated as partly visible).
+_MAX_BODY_LINES = 2000
+_MAX_SIGNATURE_LINES = 40
+_MAX_DECORATOR_CHARS = 20_000
+
+
+def is_test_path(path: str) -> bool:
+    """A file that holds tests or material for them (by its name or its folder)."""
+    return bool(_TEST_FILE.search(path) or _TEST_DIR.search(path))
+
+
+def is_test_module(path: str) -> bool:
+    """A file that by its name holds tests (a file merely under tests/ may be a fixture)."""
+    return bool(_TEST_FILE.search(path))
+
+
+def is_conftest(path: str) -> bool:
+    """pytest's fixture modules: pytest never collects tests from them."""
+    return path == "conftest.py" or path.endswith("/conftest.py")
+
+
+def collects_tests(path: str) -> bool:
+    """Whether a test runner collects tests from this file with its default settings: a test
+    module by name (`test_x.py`, `x_test.go`, `x.spec.ts`, `XTest.java`), or a script under a
+    test folder (`test/x.js`, `__tests__/x.ts`, cargo's `tests/x.rs`) but not under one of its
+    fixture, support or data folders."""
+    if _MATERIAL_DIR.search(path) or is_conftest(path):
+        return False
+    if is_test_module(path):
+        return True
+    return bool(_TEST_DIR.search(path) and _COLLECTED_BY_FOLDER.search(path))
+
+
+def definition_name(text: str) -> str | None:
+    for pattern in _DEFINITIONS:
+        match = pattern.search(text)
+        if match is not None:
+            return match.group("n")
+    return None
+
+
+def is_assertion(text: str) -> bool:
+    return bool(_ASSERTION.search(text))
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One test definition found in a run of added or removed lines."""
+
+    name: str
+    line: Line
+    # The body, normalised (stripped, no blank or comment lines), when all of it is in the
+    # change; None when the change shows only part of it.
+    body: tuple[str, ...] | None
+    # Assertion lines in the part of the body the change shows.
+    assertions: int
+    # The number of the body's last line, when the whole body is in the change.
+    end: int | None
+    # How many tests it stands for: the product of its literal parametrize lists, else 1.
+    cases: int
+
+
+def definitions(lines: Sequence[Line], last_line: int | None) -> list[Definition]:
+    """The test definitions in `lines` (one side of a file's change, in line order).
+    `last_line` is that side's line count when known, so a body that runs to the end of the
+    file counts as whole."""
+    found: list[Definition] = []
+    for index, line in enumerate(lines):
+        name = definition_name(line.text)
+        if name is None:
+            continue
+        python = any(pattern.search(line.text) for pattern in _PYTHON_DEFINITIONS)
+        body, assertions, end = _body(lines, index, last_line, python=python)
+        cases = _cases(lines, index) if python else 1
+        found.append(Definition(name, line, body, assertions, end, cases))
+    return found
+
+
+def skipped_definitions(defs: Sequence[Definition], lines: Sequence[Line]) -> set[int]:
+    """Header line numbers of the definitions in `lines` that are skipped whatever the
+    platform: `it.skip`, `xit`, `@pytest.mark.skip`, `@unittest.skip`, `#[ignore]`,
+    `@Disabled`, or a test inside a suite skipped that way."""
+    position = {line.number: index for index, line in enumerate(lines)}
+    spans: list[tuple[int, int]] = []
+    found: set[int] = set()
+    for definition in defs:
+        number = definition.line.number
+        own = bool(DEFINING_SKIP.search(definition.line.text)) or _skip_decorated(
+            lines, position[number]
+        )
+        if own or any(start < number <= end for start, end in spans):
+            found.add(number)
+            if definition.end is not None:
+                spans.append((number, definition.end))
+    return found
+
+
+def _skip_decorated(lines: Sequence[Line], index: int) -> bool:
+    """Whether the decorators right above `lines[index]` (same run) skip it unconditionally."""
+    header = indent(lines[index].text)
+    while index > 0 and lines[index - 1].number == lines[index].number - 1:
+        index -= 1
+        text = lines[index].text
+        stripped = text.strip()
+        if _UNCONDITIONAL_SKIP.search(stripped):
+            return True
+        if not stripped.startswith(("@", "#[", ")")) and indent(text) <= header:
+            return False
+    return False
+
+
+def indent(text: str) -> int:
+    """A line's indentation width, tabs counted as four columns."""
+    expanded = text.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
+
+
+def _next_in_run(lines: Sequence[Line], position: int) -> bool:
+    return position < len(lines) and lines[position].number == lines[position - 1].number + 1
+
+
+def _body(
+    lines: Sequence[Line], index: int, last_line: int | None, *, python: bool
+) -> tuple[tuple[str, ...] | None, int, int | None]:
+    """The body that follows a definition's header in the same run of consecutive lines, its
+    assertion lines (the header's own included, for one-line tests) and its last line number.
+    Python's body ends before the first line indented no deeper than the header; a braced or
+    `do` body at its closing line (`}`, `})`, `end`) at the header's indentation. The body is
+    None when the run stops before it ends (unless the file ends there too)."""
+    header = indent(lines[index].text)
+    assertions = int(is_assertion(lines[index].text))
+    position: int | None = index + 1
+    if python:
+        position = _past_signature(lines, index)
+    if position is None:
+        return None, assertions, None
+    body: list[str] = []
+    while len(body) < _MAX_BODY_LINES:
+        last = lines[position - 1].number
+        if not _next_in_run(lines, position):
+            whole = last_line is not None and last == last_line
+            return (tuple(body), assertions, last) if whole else (None, assertions, None)
+        text = lines[position].text
+        stripped = text.strip()
+        if stripped and indent(text) <= header:
+            if not python and _CLOSER.match(stripped):
+                return (*body, stripped), assertions, last + 1
+            return tuple(body), assertions, last
+        if stripped and not _COMMENT.match(stripped):
+            body.append(stripped)
+            assertions += is_assertion(stripped)
+        position += 1
+    return None, assertions, None
+
+
+def _past_signature(lines: Sequence[Line], index: int) -> int | None:
+    """The position after a Python header that may span lines (`def test_x(\\n a,\\n) ->
+    None:`); None when its end is not in the run."""
+    position = index
+    for _ in range(_MAX_SIGNATURE_LINES):
+        if _SIGNATURE_END.search(lines[position].text):
+            return position + 1
+        position += 1
+        if not _next_in_run(lines, position):
+            return None
+    return None
+
+
+def _cases(lines: Sequence[Line], index: int) -> int:
+    """How many tests a Python test stands for: the product of the lengths of the literal
+    lists in the `parametrize` decorators right above it (1 when there are none, or when a
+    list is not a literal the change shows)."""
+    header = indent(lines[index].text)
+    start = index
+    while start > 0 and lines[start - 1].number == lines[start].number - 1:
+        text = lines[start - 1].text
+        stripped = text.strip()
+        if not stripped or (indent(text) <= header and not stripped.startswith(("@", ")", "]"))):
+            break
+        start -= 1
+    decorators: list[list[str]] = []
+    for line in lines[start:index]:
+        if indent(line.text) == header and line.text.strip().startswith("@"):
+            decorators.append([])
+        if decorators:
+            decorators[-1].append(line.text)
+    total = 1
+    for decorator in decorators:
+        if "parametrize" in decorator[0]:
+            total *= _parametrized_cases("\n".join(decorator))
+    return total
+
+
+def _parametrized_cases(text: str) -> int:
+    if len(text) > _MAX_DECORATOR_CHARS:
+        return 1
+    try:
+        tree = ast.parse(textwrap.dedent(text).strip().removeprefix("@"), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    call = tree.body
+    if not isinstance(call, ast.Call):
+        return 1
+    values: ast.expr | None = call.args[1] if len(call.args) > 1 else None
+    for keyword in call.keywords:
+        if keyword.arg == "argvalues":
+            values = keyword.value
+    if isinstance(values, ast.List | ast.Tuple | ast.Set):
+        return max(len(values.elts), 1)
+    return 1
