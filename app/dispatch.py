@@ -19,6 +19,15 @@ class Dispatcher(Protocol):
         """Ask for inbox row `row_id` to be processed soon. Never raises on an outage."""
 
 
+@runtime_checkable
+class BatchDispatcher(Protocol):
+    """A dispatcher that takes a whole batch of new rows at once (one publish, one claim)."""
+
+    def submit(self, row_id: int) -> None: ...
+
+    def submit_many(self, row_ids: list[int]) -> None: ...
+
+
 class InboxOnlyDispatcher:
     """Submits nothing: rows wait in the inbox until a sweeper or a worker picks them up.
 

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 
 from app.errors import ConfigError
 from app.halt import Halted, check_halt, halt_cause
+from app.inbox import Inbox, InboxRow
 from app.jobs import (
+    DELIVERY_LEASE_S,
+    MAX_DELIVERY_ATTEMPTS,
     Job,
     JobContext,
     RouterLike,
@@ -41,6 +44,7 @@ from app.store import Store
 logger = logging.getLogger(__name__)
 
 ROW, SWEEP, REDELIVER = "row", "sweep", "redeliver"
+MAX_BATCH = 100
 
 
 class UnknownJob(LookupError):
@@ -97,6 +101,10 @@ class EmbeddedRunner:
     def submit(self, row_id: int) -> None:
         self._schedule(0.0, ROW, row_id)
 
+    def submit_many(self, row_ids: list[int]) -> None:
+        for row_id in row_ids:
+            self._schedule(0.0, ROW, row_id)
+
     def start(self) -> None:
         """Load the jobs, build the context and router, start the thread and the timers."""
         if self._thread is not None:
@@ -148,9 +156,80 @@ class EmbeddedRunner:
     def _loop(self) -> None:
         while (item := self._next()) is not None:
             try:
-                self._run(item)
+                if item.kind == ROW:
+                    self._process_batch([item.row_id, *self._more_due_rows()])
+                else:
+                    self._run(item)
             except Exception:  # the thread must outlive any one item
                 logger.exception("embedded runner: %s item failed", item.kind)
+
+    def _more_due_rows(self) -> list[int]:
+        """Rows already due behind the one taken: processed together, one claim and one
+        finish for those that route to no job, so a burst of webhooks costs little CPU here,
+        where it competes with acknowledging the next ones."""
+        rows: list[int] = []
+        with self._cond:
+            now = self._clock()
+            while (
+                self._queue
+                and self._queue[0].due <= now
+                and self._queue[0].kind == ROW
+                and len(rows) < MAX_BATCH - 1
+            ):
+                rows.append(heapq.heappop(self._queue).row_id)
+        return rows
+
+    def _process_batch(self, row_ids: list[int]) -> None:
+        if len(row_ids) == 1:
+            self._process(row_ids[0])
+            return
+        assert self._router is not None
+        inbox = Inbox(self.store)
+        routed: list[tuple[InboxRow, list[Job]]] = []
+        idle: list[int] = []
+        for row in inbox.claim_many(row_ids, DELIVERY_LEASE_S):
+            try:
+                jobs = self._router.route(
+                    row.event, row.action, row.payload(), delivery_id=row.delivery_id
+                )
+            except Exception as exc:
+                self._fail(inbox, row, exc)
+                continue
+            if jobs:
+                routed.append((row, jobs))
+            else:
+                idle.append(row.id)
+        inbox.finish_many(idle)
+        for row, jobs in routed:
+            self._run_row_jobs(inbox, row, jobs)
+
+    def _run_row_jobs(self, inbox: Inbox, row: InboxRow, jobs: list[Job]) -> None:
+        try:
+            for planned in jobs:
+                self._run_job(planned)
+        except _RetryLater as failure:
+            inbox.fail(row.id, str(failure)[:1000], final=False)
+            self._retry_later(row.id, failure)
+            return
+        except Exception as exc:
+            self._fail(inbox, row, exc)
+            return
+        inbox.finish(row.id)
+        self._retries.pop(row.id, None)
+
+    def _fail(self, inbox: Inbox, row: InboxRow, exc: Exception) -> None:
+        final = row.attempts >= MAX_DELIVERY_ATTEMPTS
+        inbox.fail(row.id, f"{type(exc).__name__}: {exc}"[:1000], final=final)
+        logger.warning("inbox row %d (%s) failed; left for the sweeper: %s", row.id, row.event, exc)
+
+    def _retry_later(self, row_id: int, failure: _RetryLater) -> None:
+        delay = retry_delay(failure.cause, self._retries[row_id])
+        if delay is None:
+            logger.warning("inbox row %d: giving up retries for now: %s", row_id, failure)
+            return
+        self._retries[row_id] += 1
+        logger.info("inbox row %d: %s; retrying in %.1fs", row_id, failure, delay)
+        self._schedule(delay, ROW, row_id)
 
     def _run(self, item: _Item) -> None:
         if item.kind == ROW:
@@ -168,13 +247,7 @@ class EmbeddedRunner:
         try:
             process_delivery(self._context, self._router, row_id, self._run_job)
         except _RetryLater as failure:
-            delay = retry_delay(failure.cause, self._retries[row_id])
-            if delay is None:
-                logger.warning("inbox row %d: giving up retries for now: %s", row_id, failure)
-                return
-            self._retries[row_id] += 1
-            logger.info("inbox row %d: %s; retrying in %.1fs", row_id, failure, delay)
-            self._schedule(delay, ROW, row_id)
+            self._retry_later(row_id, failure)
             return
         except Exception:
             logger.exception("inbox row %d failed; left for the sweeper", row_id)

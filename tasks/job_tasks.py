@@ -35,7 +35,14 @@ from app.jobs import (
 )
 from app.recovery import sweep_overdue
 from app.settings import Settings
-from tasks.dispatch import PROCESS_DELIVERY_TASK, SWEEP_TASK, CeleryDispatcher, send_job, task_name
+from tasks.dispatch import (
+    PROCESS_DELIVERIES_TASK,
+    PROCESS_DELIVERY_TASK,
+    SWEEP_TASK,
+    CeleryDispatcher,
+    send_job,
+    task_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +161,12 @@ def _register_process_delivery(celery_app: Celery, state: WorkerState) -> None:
             return False
 
     celery_app.task(name=PROCESS_DELIVERY_TASK, shared=False)(process)
+
+    def process_batch(row_ids: list[int]) -> int:
+        # Each row is claimed on its own: a batch split over workers, or re-sent, is harmless.
+        return sum(bool(process(row_id)) for row_id in row_ids if isinstance(row_id, int))
+
+    celery_app.task(name=PROCESS_DELIVERIES_TASK, shared=False)(process_batch)
 
 
 def _register_sweep(celery_app: Celery, state: WorkerState) -> None:

@@ -33,7 +33,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import StatementError
 from starlette.requests import ClientDisconnect
 
-from app.dispatch import Dispatcher
+from app.dispatch import BatchDispatcher, Dispatcher
 from app.errors import ConfigError
 from app.inbox import Delivery, Inbox
 from app.settings import Settings
@@ -215,6 +215,16 @@ class _DispatchQueue:
         self._executor.shutdown(wait=True)
 
     def _submit_now(self, row_ids: list[int]) -> None:
+        if isinstance(self._dispatcher, BatchDispatcher):
+            try:
+                self._dispatcher.submit_many(row_ids)
+            except Exception as error:
+                log.warning(
+                    "dispatch of inbox rows %s failed (the sweeper will retry): %s",
+                    row_ids,
+                    _describe(error),
+                )
+            return
         for row_id in row_ids:
             try:
                 self._dispatcher.submit(row_id)

@@ -112,3 +112,15 @@ def test_the_worker_command_names_an_unreachable_database(monkeypatch: pytest.Mo
     monkeypatch.setenv("OUROBOT_DATABASE_URL", f"postgresql://nobody@127.0.0.1:{free_port()}/x")
     with pytest.raises(ConfigError, match="OUROBOT_DATABASE_URL: cannot open the database"):
         args.handler(args)
+
+
+def test_a_batch_of_rows_is_one_message(tmp_path: Path, redis_server: RedisServer) -> None:
+    celery_app = create_celery(settings_for(tmp_path, redis_server.url))
+    dispatcher = CeleryDispatcher(celery_app)
+    dispatcher.submit_many([7, 8, 9])
+    dispatcher.submit_many([10])
+    queued = redis_server.client().lrange("ourobot", 0, -1)
+    assert len(queued) == 2
+    assert sum(b"process_deliveries" in message for message in queued) == 1
+    assert "ourobot.process_deliveries" in registered_task_names(celery_app)
+    dispatcher.close()

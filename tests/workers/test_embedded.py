@@ -175,3 +175,29 @@ def test_stop_is_prompt_and_submit_after_stop_is_harmless(settings: Settings, st
     assert time.monotonic() - started < 1.0
     runner.submit(2)
     runner.close()
+
+
+def test_a_batch_finishes_idle_rows_together_and_runs_the_others_jobs(
+    runner: EmbeddedRunner, store: Store, settings: Settings
+) -> None:
+    idle = [deliver(store, f"idle-{n}") for n in range(30)]
+    busy = deliver(store, "busy", ("tests.post_once", {"key": "batched"}))
+    runner.submit_many([*idle, busy])
+    wait_for(lambda: all(state(store, r) == DONE for r in [*idle, busy]), 10, "the batch")
+    assert read_lines(settings.data_dir / GITHUB_LOG).count(marker("batched")) == 1
+    runner.submit_many([*idle, busy])  # a repeated batch: nothing is claimable, nothing reruns
+    time.sleep(0.5)
+    assert read_lines(settings.data_dir / GITHUB_LOG).count(marker("batched")) == 1
+
+
+def test_claim_many_wins_each_row_once_and_keeps_the_order(store: Store) -> None:
+    inbox = Inbox(store)
+    rows = [deliver(store, f"c-{n}") for n in range(5)]
+    first = inbox.claim_many([rows[3], rows[1], rows[4]], 60)
+    assert [r.id for r in first] == [rows[3], rows[1], rows[4]]
+    assert all(r.attempts == 1 for r in first)
+    second = inbox.claim_many(rows, 60)
+    assert [r.id for r in second] == [rows[0], rows[2]]
+    inbox.finish_many([r.id for r in first])
+    assert [state(store, r) for r in rows] == ["running", "done", "running", "done", "done"]
+    assert inbox.claim_many([], 60) == []
