@@ -17,10 +17,10 @@ beyond their own needs. Whatever remains is a removal.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections import defaultdict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 from app.guards.changes import FileChange
 from app.guards.suite import (
@@ -55,8 +55,8 @@ class Relocations:
     # Removed tests per file (all recognised definitions, skipped ones included).
     removed: dict[int, list[Definition]] = field(default_factory=dict)
     continuations: list[Continuation] = field(default_factory=list)
-    # (file, name) of added tests that carry on an older test, or stand in for one that was
-    # removed from their file: a skip added to them hides a test that ran before.
+    # (file, name) of added tests that carry on an older test, or stand in for one removed
+    # from their file (the nearest new test): a skip added to them hides a test that ran.
     carried: set[tuple[int, str]] = field(default_factory=set)
 
 
@@ -66,24 +66,24 @@ def relocate(files: Sequence[FileChange]) -> Relocations:
         for index, change in enumerate(files)
         if _counts_removals(change.old_path)
     }
-    available = {
+    added = {
         index: definitions(change.added, change.new_line_count)
         for index, change in enumerate(files)
         if change.new_path is not None and is_test_path(change.new_path)
     }
-    collected = {i for i in available if collects_tests(files[i].new_path or "")}
+    collected = {i for i in added if collects_tests(files[i].new_path or "")}
     result = Relocations(removed=removed)
-    unmatched = _match(files, removed, available, collected, result)
-    fresh = {index: sum(d.cases for d in defs) for index, defs in available.items()}
+    pool = _Pool(added, collected)
+    unmatched = _match(files, removed, pool, result)
+    left = pool.left()
+    fresh = {index: sum(d.cases for d in defs) for index, defs in left.items()}
     deficits = {
         index: sum(d.cases for d in defs) - fresh.get(index, 0) for index, defs in unmatched.items()
     }
-    lenders = _settle_moves(deficits, fresh, collected, _moved_out(unmatched, result))
+    _settle_moves(deficits, fresh, collected, _moved_out(unmatched, result))
     for index, defs in unmatched.items():
         result.gone[index] = _excess(defs, deficits[index])
-    # New tests that stand in for removed ones carry them on, like a rename.
-    for index in lenders | {i for i, defs in unmatched.items() if defs}:
-        result.carried.update((index, d.name) for d in available.get(index, ()))
+        result.carried.update((index, name) for name in _stand_ins(defs, left.get(index, [])))
     return result
 
 
@@ -91,56 +91,77 @@ def _counts_removals(path: str | None) -> bool:
     return path is not None and is_test_path(path) and not is_conftest(path)
 
 
+class _Pool:
+    """Added test definitions not yet paired with a removed one, found by name or body."""
+
+    def __init__(self, added: dict[int, list[Definition]], collected: set[int]) -> None:
+        self._added = added
+        self._collected = collected
+        self._taken: set[tuple[int, int]] = set()  # (file, header line)
+        self._by_name: dict[str, dict[int, deque[Definition]]] = defaultdict(dict)
+        self._by_body: dict[tuple[str, ...], dict[int, deque[Definition]]] = defaultdict(dict)
+        for index, defs in added.items():
+            for definition in defs:
+                self._by_name[definition.name].setdefault(index, deque()).append(definition)
+                if definition.body:
+                    self._by_body[definition.body].setdefault(index, deque()).append(definition)
+
+    def take(self, home: int, old: Definition, *, by_body: bool) -> tuple[int, Definition] | None:
+        """The first free added test with `old`'s name (or body), in `old`'s own file if
+        there is one, else in a file the runner collects."""
+        if by_body:
+            queues = self._by_body.get(old.body) if old.body else None
+        else:
+            queues = self._by_name.get(old.name)
+        if not queues:
+            return None
+        for index in [home, *(i for i in queues if i != home and i in self._collected)]:
+            queue = queues.get(index)
+            while queue:
+                definition = queue.popleft()
+                if (index, definition.line.number) not in self._taken:
+                    self._taken.add((index, definition.line.number))
+                    return index, definition
+        return None
+
+    def left(self) -> dict[int, list[Definition]]:
+        return {
+            index: [d for d in defs if (index, d.line.number) not in self._taken]
+            for index, defs in self._added.items()
+        }
+
+
 def _match(
     files: Sequence[FileChange],
     removed: dict[int, list[Definition]],
-    available: dict[int, list[Definition]],
-    collected: set[int],
+    pool: _Pool,
     result: Relocations,
 ) -> dict[int, list[Definition]]:
-    """Match removed tests by name, then by body; return the unmatched ones that ran."""
+    """Pair removed tests with added ones by name, then by body; return, per file, the
+    unpaired ones that ran."""
     pending: list[tuple[int, Definition]] = []
     for index, defs in removed.items():
         for old in defs:
-            if not _carry(index, old, available, collected, result, _same_name):
+            if not _carry(pool, index, old, result, by_body=False):
                 pending.append((index, old))
     unmatched: dict[int, list[Definition]] = defaultdict(list)
     skipped = {i: skipped_definitions(defs, files[i].removed) for i, defs in removed.items()}
     for index, old in pending:
-        if old.body and _carry(index, old, available, collected, result, _same_body):
+        if _carry(pool, index, old, result, by_body=True):
             continue
         if old.line.number not in skipped[index]:
             unmatched[index].append(old)
     return unmatched
 
 
-def _carry(
-    home: int,
-    old: Definition,
-    available: dict[int, list[Definition]],
-    collected: set[int],
-    result: Relocations,
-    same: Callable[[Definition, Definition], bool],
-) -> bool:
-    """Take the first added test that `same` pairs with `old`, preferring `old`'s own file,
-    else any file the runner collects; record it."""
-    accept = partial(same, old)
-    for index in [home] + [i for i in available if i != home and i in collected]:
-        for position, new in enumerate(available.get(index, ())):
-            if accept(new):
-                available[index].pop(position)
-                result.continuations.append(Continuation(old, new, home, index))
-                result.carried.add((index, new.name))
-                return True
-    return False
-
-
-def _same_name(old: Definition, new: Definition) -> bool:
-    return new.name == old.name
-
-
-def _same_body(old: Definition, new: Definition) -> bool:
-    return new.body == old.body
+def _carry(pool: _Pool, home: int, old: Definition, result: Relocations, *, by_body: bool) -> bool:
+    taken = pool.take(home, old, by_body=by_body)
+    if taken is None:
+        return False
+    index, new = taken
+    result.continuations.append(Continuation(old, new, home, index))
+    result.carried.add((index, new.name))
+    return True
 
 
 def _moved_out(
@@ -161,23 +182,36 @@ def _moved_out(
 
 def _settle_moves(
     deficits: dict[int, int], fresh: dict[int, int], collected: set[int], moved: set[int]
-) -> set[int]:
+) -> None:
     """Let files that are moves pay their leftover deficit from the new tests other collected
-    files gain beyond their own needs; return the files whose new tests paid."""
+    files gain beyond their own needs."""
     spare = {
         index: max(-deficits[index], 0) if index in deficits else fresh[index]
         for index in fresh
         if index in collected and index not in moved
     }
-    lenders: set[int] = set()
     for index in sorted(moved):
         for lender, amount in spare.items():
             paid = min(max(deficits[index], 0), amount)
-            if paid > 0:
-                deficits[index] -= paid
-                spare[lender] -= paid
-                lenders.add(lender)
-    return lenders
+            deficits[index] -= paid
+            spare[lender] -= paid
+
+
+def _stand_ins(gone: list[Definition], fresh: list[Definition]) -> set[str]:
+    """The new tests that most likely replace removed ones in the same file: for each removed
+    test, the nearest new one (a test renamed and edited in place lands where it was)."""
+    free = sorted(fresh, key=lambda new: new.line.number)
+    lines = [new.line.number for new in free]
+    names: set[str] = set()
+    for old in gone:
+        if not free:
+            break
+        at = bisect_left(lines, old.line.anchor)
+        nearby = [i for i in (at - 1, at) if 0 <= i < len(free)]
+        nearest = min(nearby, key=lambda i: abs(lines[i] - old.line.anchor))
+        names.add(free.pop(nearest).name)
+        lines.pop(nearest)
+    return names
 
 
 def _excess(defs: list[Definition], deficit: int) -> list[Definition]:

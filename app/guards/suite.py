@@ -65,7 +65,7 @@ _ASSERTION = re.compile(
     r"\bassert\w*\b|\bexpect\s*\(|\.expect\s*\(|\.should\b|\bmust_\w+"
     r"|\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b|\brequire\.\w+\s*\("
     r"|\bpytest\.(?:raises|warns)\b"
-    r"|\w*(?:[Aa]ssert|[Cc]heck|[Vv]erify|[Ee]xpect|[Vv]alidate|[Ee]nsure)\w*\s*\("
+    r"|(?:[Aa]ssert|[Cc]heck|[Vv]erify|[Ee]xpect|[Vv]alidate|[Ee]nsure)\w*\s*\("
     r"|[(,]\s*t\s*[,)]"
 )
 # The end of a Python header: `):`, `) -> None:`, or a class's `:`, maybe with code after it.
@@ -74,6 +74,10 @@ _COMMENT = re.compile(r"^(#|//|/\*|\*)")
 _CLOSER = re.compile(r"^(\}|\)|\]|end\b)")
 # A body longer than this is not compared (and its definition is treated as partly visible).
 _MAX_BODY_LINES = 2000
+# Line visits one `definitions` call may spend reading bodies (see `_View`).
+_MIN_BUDGET = 200_000
+# Lines above a header searched for its decorators.
+_MAX_DECORATOR_LINES = 200
 _MAX_SIGNATURE_LINES = 40
 _MAX_DECORATOR_CHARS = 20_000
 
@@ -134,17 +138,43 @@ class Definition:
     cases: int
 
 
+@dataclass
+class _View:
+    """One side's run of lines with what the body reader asks of each line, computed once
+    (nested suites read the same lines again), and a budget of line visits: past it, bodies
+    are unknown, which only makes the rule stricter."""
+
+    lines: Sequence[Line]
+    indents: list[int]
+    stripped: list[str]
+    checks: list[bool]
+    budget: int
+
+    @classmethod
+    def of(cls, lines: Sequence[Line]) -> _View:
+        stripped = [line.text.strip() for line in lines]
+        return cls(
+            lines=lines,
+            indents=[indent(line.text) for line in lines],
+            stripped=stripped,
+            checks=[is_assertion(text) for text in stripped],
+            budget=max(_MIN_BUDGET, 20 * len(lines)),
+        )
+
+
 def definitions(lines: Sequence[Line], last_line: int | None) -> list[Definition]:
     """The test definitions in `lines` (one side of a file's change, in line order).
     `last_line` is that side's line count when known, so a body that runs to the end of the
     file counts as whole."""
     found: list[Definition] = []
+    view: _View | None = None
     for index, line in enumerate(lines):
         name = definition_name(line.text)
         if name is None:
             continue
+        view = view or _View.of(lines)
         python = any(pattern.search(line.text) for pattern in _PYTHON_DEFINITIONS)
-        body, assertions, end = _body(lines, index, last_line, python=python)
+        body, assertions, end = _body(view, index, last_line, python=python)
         cases = _cases(lines, index) if python else 1
         found.append(Definition(name, line, body, assertions, end, cases))
     return found
@@ -155,24 +185,27 @@ def skipped_definitions(defs: Sequence[Definition], lines: Sequence[Line]) -> se
     platform: `it.skip`, `xit`, `@pytest.mark.skip`, `@unittest.skip`, `#[ignore]`,
     `@Disabled`, or a test inside a suite skipped that way."""
     position = {line.number: index for index, line in enumerate(lines)}
-    spans: list[tuple[int, int]] = []
+    open_ends: list[int] = []  # last lines of the skipped suites around the current line
     found: set[int] = set()
     for definition in defs:
         number = definition.line.number
+        while open_ends and open_ends[-1] < number:
+            open_ends.pop()
         own = bool(DEFINING_SKIP.search(definition.line.text)) or _skip_decorated(
             lines, position[number]
         )
-        if own or any(start < number <= end for start, end in spans):
+        if own or open_ends:
             found.add(number)
             if definition.end is not None:
-                spans.append((number, definition.end))
+                open_ends.append(definition.end)
     return found
 
 
 def _skip_decorated(lines: Sequence[Line], index: int) -> bool:
     """Whether the decorators right above `lines[index]` (same run) skip it unconditionally."""
     header = indent(lines[index].text)
-    while index > 0 and lines[index - 1].number == lines[index].number - 1:
+    stop = max(index - _MAX_DECORATOR_LINES, 0)
+    while index > stop and lines[index - 1].number == lines[index].number - 1:
         index -= 1
         text = lines[index].text
         stripped = text.strip()
@@ -194,35 +227,36 @@ def _next_in_run(lines: Sequence[Line], position: int) -> bool:
 
 
 def _body(
-    lines: Sequence[Line], index: int, last_line: int | None, *, python: bool
+    view: _View, index: int, last_line: int | None, *, python: bool
 ) -> tuple[tuple[str, ...] | None, int, int | None]:
     """The body that follows a definition's header in the same run of consecutive lines, its
     assertion lines (the header's own included, for one-line tests) and its last line number.
     Python's body ends before the first line indented no deeper than the header; a braced or
     `do` body at its closing line (`}`, `})`, `end`) at the header's indentation. The body is
     None when the run stops before it ends (unless the file ends there too)."""
-    header = indent(lines[index].text)
-    assertions = int(is_assertion(lines[index].text))
+    lines = view.lines
+    header = view.indents[index]
+    assertions = int(view.checks[index])
     position: int | None = index + 1
     if python:
         position = _past_signature(lines, index)
     if position is None:
         return None, assertions, None
     body: list[str] = []
-    while len(body) < _MAX_BODY_LINES:
+    while len(body) < _MAX_BODY_LINES and view.budget > 0:
+        view.budget -= 1
         last = lines[position - 1].number
         if not _next_in_run(lines, position):
             whole = last_line is not None and last == last_line
             return (tuple(body), assertions, last) if whole else (None, assertions, None)
-        text = lines[position].text
-        stripped = text.strip()
-        if stripped and indent(text) <= header:
+        stripped = view.stripped[position]
+        if stripped and view.indents[position] <= header:
             if not python and _CLOSER.match(stripped):
                 return (*body, stripped), assertions, last + 1
             return tuple(body), assertions, last
         if stripped and not _COMMENT.match(stripped):
             body.append(stripped)
-            assertions += is_assertion(stripped)
+            assertions += view.checks[position]
         position += 1
     return None, assertions, None
 
@@ -246,7 +280,8 @@ def _cases(lines: Sequence[Line], index: int) -> int:
     list is not a literal the change shows)."""
     header = indent(lines[index].text)
     start = index
-    while start > 0 and lines[start - 1].number == lines[start].number - 1:
+    stop = max(index - _MAX_DECORATOR_LINES, 0)
+    while start > stop and lines[start - 1].number == lines[start].number - 1:
         text = lines[start - 1].text
         stripped = text.strip()
         if not stripped or (indent(text) <= header and not stripped.startswith(("@", ")", "]"))):

@@ -24,6 +24,7 @@ A test that "moves" into a file the runner does not collect (a fixture, a helper
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -64,6 +65,10 @@ _MODULE_MARKERS = re.compile(r"^\s*pytestmark\s*=.*\b(skip|skipif|xfail)\b")
 _NARROWING = re.compile(
     r"--deselect\b|--ignore(-glob)?\b|\bcollect_ignore(_glob)?\b|\bnorecursedirs\b"
     r"|(^|\s)-k\s+['\"]?not\b"
+)
+# A narrowing option with what it narrows: `--ignore=src/vendor`, `--deselect "t.py::x"`.
+_NARROWING_OPTION = re.compile(
+    r"(?P<option>--deselect|--ignore-glob|--ignore)\b(?:\s*=\s*|\s+)?['\"]?(?P<target>[^\s'\",\]]*)"
 )
 _LINE_COMMENT = re.compile(r"^(#|//)\s*")
 
@@ -170,10 +175,13 @@ def _continues(lines: Sequence[Line], index: int) -> bool:
 
 def _markers(change: FileChange, existed: set[str]) -> list[Tamper]:
     found: list[Tamper] = []
+    config = bool(_PYTEST_CONFIG.search(change.path))
+    # Restating a narrowing that was already there (a reformatted `addopts`) narrows nothing.
+    before = Counter(item for line in change.removed for item in _narrowings(line.text))
     for line in change.added:
         if _FOCUS_MARKERS.search(line.text):
             found.append(Tamper(change.path, line.number, "focused test added (skips others)"))
-        elif _NARROWING.search(line.text) and _PYTEST_CONFIG.search(change.path):
+        elif config and _NARROWING.search(line.text) and _new_narrowing(line.text, before):
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
     if change.status in ("added", "copied"):
         return found  # a new file's skipped tests hid nothing that ran before
@@ -181,6 +189,28 @@ def _markers(change: FileChange, existed: set[str]) -> list[Tamper]:
     # A skip reworded or reformatted replaces one that was there: only net new skips count.
     already = sum(1 for kind in _skip_kinds(change.removed, change.path) if kind is not None)
     return found + skips[already:]
+
+
+def _narrowings(text: str) -> list[str]:
+    """What a line narrows collection by: each `--ignore`/`--deselect` option with its target;
+    for the other forms (`collect_ignore = [...]`, `norecursedirs`, `-k "not ..."`) the line."""
+    if not _NARROWING.search(text):
+        return []
+    options = [f"{m['option']} {m['target']}" for m in _NARROWING_OPTION.finditer(text)]
+    rest = _NARROWING_OPTION.sub("", text)
+    if _NARROWING.search(rest):
+        options.append(" ".join(rest.replace('"', "").replace("'", "").split()))
+    return options
+
+
+def _new_narrowing(text: str, before: Counter[str]) -> bool:
+    new = False
+    for item in _narrowings(text):
+        if before[item] > 0:
+            before[item] -= 1
+        else:
+            new = True
+    return new
 
 
 def _skip_kind(text: str, path: str) -> str | None:

@@ -455,3 +455,58 @@ def test_wrapping_an_assert_over_several_lines_passes(repo: GitRepo):
         repo, {"tests/test_parse.py": PY_TESTS}, lambda r: r.write("tests/test_parse.py", edited)
     )
     assert found == []
+
+
+# -- new tests next to renamed ones ------------------------------------------------------------
+
+
+def test_a_new_skipped_test_next_to_a_renamed_one_passes(repo: GitRepo):
+    # Like flask renaming test_config_from_file to ..._json and adding a ..._toml test that
+    # skips without tomllib: the skip is on a new test, not on the renamed one.
+    before = "import pytest\n\n\ndef test_from_file():\n    assert load('a.json')\n"
+    after = (
+        "import pytest\n\n\ndef test_from_file_json():\n    assert load('a.json')\n\n\n"
+        "def test_from_file_toml():\n    pytest.importorskip('tomllib')\n"
+        "    assert load('a.toml')\n"
+    )
+    found = tampered(
+        repo, {"tests/test_config.py": before}, lambda r: r.write("tests/test_config.py", after)
+    )
+    assert found == []
+
+
+def test_a_test_renamed_in_place_and_skipped_is_tampering_despite_a_new_test(repo: GitRepo):
+    before = "import pytest\n\n\ndef test_from_file():\n    assert load('a.json')\n"
+    after = (
+        "import pytest\n\n\ndef test_from_file_json():\n    pytest.skip('later')\n"
+        "    assert load('a.json', strict=True)\n\n\n"
+        "def test_from_file_toml():\n    assert load('a.toml')\n"
+    )
+    found = tampered(
+        repo, {"tests/test_config.py": before}, lambda r: r.write("tests/test_config.py", after)
+    )
+    assert found == [("tests/test_config.py", 5, "skip marker added inside a test")]
+
+
+# -- pytest configuration ----------------------------------------------------------------------
+
+ADDOPTS = '[tool.pytest.ini_options]\naddopts = "--ignore src/_vendor --ignore tests/cache -q"\n'
+
+
+def test_restating_the_same_narrowing_in_a_new_format_passes(repo: GitRepo):
+    listed = (
+        "[tool.pytest.ini_options]\naddopts = [\n"
+        '    "-q",\n    "--ignore=src/_vendor",\n    "--ignore=tests/cache",\n]\n'
+    )
+    found = tampered(repo, {"pyproject.toml": ADDOPTS}, lambda r: r.write("pyproject.toml", listed))
+    assert found == []
+
+
+def test_a_narrowing_slipped_into_a_reformat_is_tampering(repo: GitRepo):
+    listed = (
+        "[tool.pytest.ini_options]\naddopts = [\n"
+        '    "-q",\n    "--ignore=src/_vendor",\n    "--ignore=tests/cache",\n'
+        '    "--ignore=tests/test_security.py",\n]\n'
+    )
+    found = tampered(repo, {"pyproject.toml": ADDOPTS}, lambda r: r.write("pyproject.toml", listed))
+    assert found == [("pyproject.toml", 6, "test collection narrowed")]
