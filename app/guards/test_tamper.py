@@ -1,13 +1,14 @@
 """The `test-tamper` rule: making a red suite green by removing or silencing tests.
 
+Where removed tests went is worked out over the whole change by `app.guards.relocations`.
+
 Reported:
-- a test file deleted, unless every test in it reappears (same name, or same body under a new
-  name) in a file the runner collects: that is a move, a split or a merge;
+- a test file deleted, unless its tests are somewhere else now (a move, split or merge);
 - a test file renamed so the runner no longer collects it (`.bak`, out of test naming/folders);
-- a file's tests going down: tests removed and not found again anywhere in the change (by name
-  or by body) outnumber the new tests the same file gains, a parametrized test counting one per
-  literal case (so folding three tests into one test with three cases is not a removal);
-- a test that keeps its name but loses every assertion, when both bodies are in the change;
+- a file's tests going down: removed tests found nowhere else in the change (by name or body)
+  outnumber the new tests the same file gains, a parametrized test counting one per literal
+  case (so folding three tests into one test with three cases is not a removal);
+- a test that keeps its name (or moves) but loses every assertion, both bodies in the change;
 - an assertion commented out, or a Python `assert` reduced to its bare expression;
 - skip, xfail, ignore and disabled markers added to tests that existed before (pytest,
   unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip applies only
@@ -17,8 +18,9 @@ Reported:
 
 Not reported: new tests, even skipped ones, in a new file or as brand-new tests; a test file
 only added to; a test renamed, moved to another collected test file, or folded into a
-parametrized test; a skip reworded; tests in `conftest.py` (pytest never collects them).
-A test that "moves" into a file the runner does not collect (a fixture, a helper) is removed.
+parametrized test; removing a test that was skipped anyway; a skip reworded; a narrowing
+restated; tests in `conftest.py` (pytest never collects them). A test that "moves" into a
+file the runner does not collect (a fixture, a helper) is removed.
 """
 
 from __future__ import annotations
