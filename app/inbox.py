@@ -102,10 +102,13 @@ class Inbox:
             return []
         now = datetime.now(UTC)
         values = [_insert_values(delivery, now) for delivery in deliveries]
-        with self.store.session() as session:
-            connection = session.connection()
-            inserted = connection.execute(_insert_unless_known(connection.dialect.name), values)
-            new_ids = {(row.delivery_id, row.event, row.action): row.id for row in inserted}
+        # Core on a plain connection, not an ORM session: the same one transaction (BEGIN
+        # IMMEDIATE on SQLite, committed when the block ends), without the session's per-call
+        # bookkeeping on the receiver's writer thread.
+        engine = self.store.engine
+        with engine.begin() as connection:
+            inserted = connection.execute(_insert_unless_known(engine.dialect.name), values)
+            new_ids = {(row[1], row[2], row[3]): row[0] for row in inserted}
         # Skipped rows return nothing, so answers are matched by key, not by position; `pop`
         # gives a key's id to one delivery and None to any repeat of it in the same batch.
         return [new_ids.pop(_key(delivery), None) for delivery in deliveries]

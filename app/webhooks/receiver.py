@@ -21,6 +21,7 @@ GitHub then marks the delivery failed and the redelivery job asks for it again.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,8 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import StatementError
 from starlette.requests import ClientDisconnect
+from starlette.routing import Route
+from starlette.types import Message, Receive, Scope, Send
 
 from app.dispatch import BatchDispatcher, Dispatcher
 from app.errors import ConfigError
@@ -89,7 +92,8 @@ def create_receiver_app(
         finally:
             await anyio.to_thread.run_sync(receiver.close)
 
-    app = FastAPI(
+    app = _ReceiverApp(
+        receiver,
         title="ourobot webhook receiver",
         docs_url=None,
         redoc_url=None,
@@ -100,9 +104,9 @@ def create_receiver_app(
     async def healthz(_: Request) -> Response:
         return await anyio.to_thread.run_sync(_health, inbox, mode)
 
-    # Plain Starlette routes: the endpoints read the raw request themselves and need none of
-    # FastAPI's parameter parsing, which would otherwise run on every delivery.
-    app.add_route(WEBHOOK_PATH, receiver.receive, methods=["POST"])
+    # The receiver is a plain ASGI app (Starlette calls a non-function endpoint as one). The
+    # route gives other methods their 405; POSTs skip the router entirely (`_ReceiverApp`).
+    app.router.routes.append(Route(WEBHOOK_PATH, receiver, methods=["POST"]))
     app.add_route(HEALTH_PATH, healthz, methods=["GET"])
     return app
 
@@ -112,6 +116,105 @@ def _webhook_secret(settings: Settings) -> bytes:
     if not secret:
         raise ConfigError("OUROBOT_WEBHOOK_SECRET is not set: webhooks cannot be verified")
     return secret.encode()
+
+
+class _ReceiverApp(FastAPI):
+    """FastAPI for everything but the hot path: a webhook POST goes straight to the receiver.
+
+    The middleware stack and the router cost more CPU per delivery than verifying it; the
+    receiver needs neither (it answers every outcome itself and raises nothing it expects).
+    """
+
+    def __init__(self, receiver: _Receiver, **options: Any) -> None:
+        super().__init__(**options)
+        self._receiver = receiver
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and scope["path"] == WEBHOOK_PATH
+            and not scope.get("root_path")
+        ):
+            await self._receiver(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+class _Headers:
+    """The request headers the receiver reads, found in one pass over the raw ASGI list."""
+
+    __slots__ = ("content_length", "github", "has_sha1", "signatures")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self.content_length: str | None = None
+        self.signatures: list[str] = []
+        self.has_sha1 = False
+        # Keyed by GitHub's spelling, as `parse_delivery` and the log lines read them.
+        self.github: dict[str, str] = {}
+        for name, value in raw:
+            key = _WANTED.get(name.lower())
+            if key is None:
+                continue
+            text = value.decode("latin-1")
+            if key == _CONTENT_LENGTH:
+                self.content_length = text
+            elif key == SIGNATURE_HEADER:
+                self.signatures.append(text)
+            elif key == _SHA1_HEADER:
+                self.has_sha1 = True
+            else:
+                self.github.setdefault(key, text)
+
+    def get(self, name: str) -> str | None:
+        return self.github.get(name)
+
+
+class _Answer:
+    """A JSON answer whose body is already bytes: nothing to render per delivery."""
+
+    __slots__ = ("body", "start")
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self.body: Message = {"type": "http.response.body", "body": body}
+        self.start: Message = {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+
+    @classmethod
+    def of(cls, status: int, content: dict[str, Any]) -> _Answer:
+        return cls(status, json.dumps(content, separators=(",", ":")).encode())
+
+    async def send(self, send: Send) -> None:
+        await send(self.start)
+        await send(self.body)
+
+
+_CONTENT_LENGTH = "content-length"
+_WANTED = {
+    name.lower().encode(): name
+    for name in (_CONTENT_LENGTH, SIGNATURE_HEADER, _SHA1_HEADER, EVENT_HEADER, DELIVERY_HEADER)
+}
+_PONG = _Answer.of(200, {"status": "pong"})
+_DUPLICATE = _Answer.of(202, {"status": "duplicate"})
+_UNAVAILABLE = _Answer.of(
+    503, {"status": "unavailable", "reason": "the inbox cannot be written; retry later"}
+)
+
+
+async def _body_chunks(receive: Receive) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
 
 
 class _Receiver:
@@ -132,21 +235,25 @@ class _Receiver:
         )
         self._max_body_bytes = max_body_bytes
 
-    async def receive(self, request: Request) -> Response:
-        headers = request.headers
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """POST /api/github/webhooks as a plain ASGI app: no Request object, no routing."""
+        answer = await self._handle(_Headers(scope["headers"]), receive)
+        await answer.send(send)
+
+    async def _handle(self, headers: _Headers, receive: Receive) -> _Answer:
         try:
-            check_declared_length(headers.get("content-length"), self._max_body_bytes)
+            check_declared_length(headers.content_length, self._max_body_bytes)
         except BodyTooLarge:
             return _reject(headers, 413, "body larger than 25 MB")
         except BadContentLength:
             return _reject(headers, 400, "malformed Content-Length")
-        signatures = headers.getlist(SIGNATURE_HEADER)
+        signatures = headers.signatures
         claimed = parse_signature(signatures[0]) if len(signatures) == 1 else None
         if claimed is None:
             return _reject(headers, 401, _why_unsigned(headers, signatures))
         check = SignatureCheck(self._secret, claimed)
         try:
-            body = await read_capped(request.stream(), self._max_body_bytes, check.update)
+            body = await read_capped(_body_chunks(receive), self._max_body_bytes, check.update)
         except BodyTooLarge:
             return _reject(headers, 413, "body larger than 25 MB")
         except ClientDisconnect:
@@ -154,30 +261,27 @@ class _Receiver:
         if not check.matches():
             return _reject(headers, 401, f"{SIGNATURE_HEADER} does not match the body")
         try:
-            delivery = await _parse(headers, body)
+            delivery = await _parse(headers.github, body)
         except BadDelivery as problem:
             return _reject(headers, 400, str(problem))
         return await self._accept(delivery)
 
-    async def _accept(self, delivery: Delivery) -> Response:
+    async def _accept(self, delivery: Delivery) -> _Answer:
         if delivery.event == PING_EVENT:
             _log_outcome(delivery, "pong")
-            return JSONResponse({"status": "pong"}, status_code=200)
+            return _PONG
         try:
             # Durable (and past the inline hook) when this returns.
             row_id = await self._recorder.record(delivery)
         except Exception as error:
             _log_outcome(delivery, f"inbox unavailable: {_describe(error)}", level=logging.ERROR)
-            return JSONResponse(
-                {"status": "unavailable", "reason": "the inbox cannot be written; retry later"},
-                status_code=503,
-            )
+            return _UNAVAILABLE
         if row_id is None:
             _log_outcome(delivery, "duplicate")
-            return JSONResponse({"status": "duplicate"}, status_code=202)
+            return _DUPLICATE
         # The writer thread hands the new row to the dispatcher right after waking us.
         _log_outcome(delivery, f"accepted id={row_id}")
-        return JSONResponse({"status": "accepted", "id": row_id}, status_code=202)
+        return _Answer(202, b'{"status":"accepted","id":%d}' % row_id)
 
     def _run_inline(self, delivery: Delivery) -> None:
         if self._inline is None:
@@ -259,17 +363,17 @@ def _health(inbox: Inbox, mode: str) -> Response:
     )
 
 
-def _why_unsigned(headers: Mapping[str, str], signatures: list[str]) -> str:
+def _why_unsigned(headers: _Headers, signatures: list[str]) -> str:
     if len(signatures) > 1:
         return f"more than one {SIGNATURE_HEADER} header"
     if signatures:
         return f"malformed {SIGNATURE_HEADER} header"
-    if _SHA1_HEADER in headers:
+    if headers.has_sha1:
         return f"{_SHA1_HEADER} (SHA-1) is not accepted; {SIGNATURE_HEADER} is required"
     return f"missing {SIGNATURE_HEADER} header"
 
 
-def _reject(headers: Mapping[str, str], status: int, reason: str) -> Response:
+def _reject(headers: _Headers, status: int, reason: str) -> _Answer:
     log.info(
         "webhook delivery=%s event=%s action=- outcome=rejected %d: %s",
         _loggable(headers.get(DELIVERY_HEADER)),
@@ -277,7 +381,7 @@ def _reject(headers: Mapping[str, str], status: int, reason: str) -> Response:
         status,
         reason,
     )
-    return JSONResponse({"status": "rejected", "reason": reason}, status_code=status)
+    return _Answer.of(status, {"status": "rejected", "reason": reason})
 
 
 def _log_outcome(delivery: Delivery, outcome: str, *, level: int = logging.INFO) -> None:
