@@ -28,12 +28,26 @@ class BatchDispatcher(Protocol):
     def submit_many(self, row_ids: list[int]) -> None: ...
 
 
+@runtime_checkable
+class InMemoryDispatcher(Protocol):
+    """A dispatcher whose submits only queue in memory: they never wait on I/O or a lock held
+    for long. The receiver calls such a dispatcher on its inbox writer thread, right after the
+    commit, instead of handing the rows to its dispatch thread: one thread wake-up (and one
+    GIL hand-off) less per batch, on the path that acknowledges webhooks."""
+
+    in_memory: bool
+
+    def submit(self, row_id: int) -> None: ...
+
+
 class InboxOnlyDispatcher:
     """Submits nothing: rows wait in the inbox until a sweeper or a worker picks them up.
 
     For a receiver that runs without any processing wired in (and for benchmarks of the
     receiver alone).
     """
+
+    in_memory = True
 
     def submit(self, row_id: int) -> None:
         return None

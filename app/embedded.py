@@ -45,6 +45,10 @@ logger = logging.getLogger(__name__)
 
 ROW, SWEEP, REDELIVER = "row", "sweep", "redeliver"
 MAX_BATCH = 100
+# While deliveries keep arriving, wait for a pause this long before processing the rows so far
+# (bounded by ROW_MAX_DEFER_S from the first one); see `EmbeddedRunner._gather_rows`.
+ROW_QUIET_S = 0.02
+ROW_MAX_DEFER_S = 0.5
 
 
 class UnknownJob(LookupError):
@@ -73,6 +77,9 @@ class EmbeddedRunner:
     `submit` may be called from any thread, before or after `start`. `stop` waits for the item
     in progress and drops the queue (the rows stay in the inbox for the next sweep).
     """
+
+    # `submit` only pushes onto the in-memory queue (`app.dispatch.InMemoryDispatcher`).
+    in_memory = True
 
     def __init__(
         self,
@@ -157,16 +164,43 @@ class EmbeddedRunner:
         while (item := self._next()) is not None:
             try:
                 if item.kind == ROW:
-                    self._process_batch([item.row_id, *self._more_due_rows()])
+                    self._process_batch(self._gather_rows(item.row_id))
                 else:
                     self._run(item)
             except Exception:  # the thread must outlive any one item
                 logger.exception("embedded runner: %s item failed", item.kind)
 
-    def _more_due_rows(self) -> list[int]:
-        """Rows already due behind the one taken: processed together, one claim and one
-        finish for those that route to no job, so a burst of webhooks costs little CPU here,
-        where it competes with acknowledging the next ones."""
+    def _gather_rows(self, first: int) -> list[int]:
+        """The row taken plus those that arrive while deliveries keep coming, up to MAX_BATCH.
+
+        Processing shares the interpreter and the SQLite write lock with the receiver: every
+        batch costs a claim and a finish (two commits the inbox writer has to wait behind), so
+        during a burst the runner holds back until the deliveries pause for `ROW_QUIET_S`, the
+        batch is full, or `ROW_MAX_DEFER_S` has passed since the first row was taken. The hard
+        maximum keeps processing from being starved by a steady stream; an idle server adds
+        only one quiet gap to a lone delivery.
+        """
+        rows = [first, *self._more_due_rows(MAX_BATCH - 1)]
+        give_up = time.monotonic() + ROW_MAX_DEFER_S
+        while len(rows) < MAX_BATCH:
+            left = give_up - time.monotonic()
+            if left <= 0:
+                break
+            # A sleep, not a wait on the condition: each submit notifies it, and waking for
+            # every delivery would cost the receiver a GIL hand-off each time.
+            time.sleep(min(ROW_QUIET_S, left))
+            if self._stopping:
+                break
+            more = self._more_due_rows(MAX_BATCH - len(rows))
+            if not more:
+                break
+            rows.extend(more)
+        return rows
+
+    def _more_due_rows(self, limit: int) -> list[int]:
+        """Up to `limit` rows already due at the head of the queue: processed together, one
+        claim and one finish for those that route to no job, so a burst of webhooks costs
+        little CPU here, where it competes with acknowledging the next ones."""
         rows: list[int] = []
         with self._cond:
             now = self._clock()
@@ -174,7 +208,7 @@ class EmbeddedRunner:
                 self._queue
                 and self._queue[0].due <= now
                 and self._queue[0].kind == ROW
-                and len(rows) < MAX_BATCH - 1
+                and len(rows) < limit
             ):
                 rows.append(heapq.heappop(self._queue).row_id)
         return rows

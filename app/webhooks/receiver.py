@@ -26,7 +26,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 from fastapi import FastAPI, Request, Response
@@ -36,7 +36,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from app.dispatch import BatchDispatcher, Dispatcher
+from app.dispatch import BatchDispatcher, Dispatcher, InMemoryDispatcher
 from app.errors import ConfigError
 from app.inbox import Delivery, Inbox
 from app.settings import Settings
@@ -301,15 +301,24 @@ class _Receiver:
 class _DispatchQueue:
     """Calls the dispatcher on its own thread, in order, after the delivery is answered.
 
+    An `InMemoryDispatcher` (the embedded runner) is called directly instead: its submit only
+    queues, so the thread hop would cost more than the call.
+
     Submitting is a hint (the row is durable, the sweeper re-submits what stays pending), so a
     broker that is slow or down delays neither the acknowledgement nor the next recording.
     """
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self._dispatcher = dispatcher
+        self._in_memory = isinstance(dispatcher, InMemoryDispatcher) and dispatcher.in_memory
+        self._batches = isinstance(dispatcher, BatchDispatcher)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatch")
 
     def submit(self, row_ids: list[int]) -> None:
+        if self._in_memory:
+            # Queues in memory and returns at once: no need for the hop to the dispatch thread.
+            self._submit_now(row_ids)
+            return
         try:
             self._executor.submit(self._submit_now, row_ids)
         except RuntimeError:
@@ -319,9 +328,9 @@ class _DispatchQueue:
         self._executor.shutdown(wait=True)
 
     def _submit_now(self, row_ids: list[int]) -> None:
-        if isinstance(self._dispatcher, BatchDispatcher):
+        if self._batches:
             try:
-                self._dispatcher.submit_many(row_ids)
+                cast(BatchDispatcher, self._dispatcher).submit_many(row_ids)
             except Exception as error:
                 log.warning(
                     "dispatch of inbox rows %s failed (the sweeper will retry): %s",
