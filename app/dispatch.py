@@ -11,7 +11,7 @@ mode) by the workers; `InboxOnlyDispatcher` and `RecordingDispatcher` below.
 from __future__ import annotations
 
 import threading
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 class Dispatcher(Protocol):
@@ -39,6 +39,10 @@ class InMemoryDispatcher(Protocol):
 
     def submit(self, row_id: int) -> None: ...
 
+    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+        """Submit rows together with their bodies as the receiver parsed them (None: not
+        parsed), so processing in this process does not parse them again."""
+
 
 class InboxOnlyDispatcher:
     """Submits nothing: rows wait in the inbox until a sweeper or a worker picks them up.
@@ -50,6 +54,9 @@ class InboxOnlyDispatcher:
     in_memory = True
 
     def submit(self, row_id: int) -> None:
+        return None
+
+    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
         return None
 
 

@@ -22,6 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.errors import ConfigError
 from app.halt import Halted, check_halt, halt_cause
@@ -45,6 +46,9 @@ logger = logging.getLogger(__name__)
 
 ROW, SWEEP, REDELIVER = "row", "sweep", "redeliver"
 MAX_BATCH = 100
+# Payloads parsed by the receiver, kept until their row is processed; beyond this many waiting,
+# rows are parsed again from the inbox (memory stays bounded under any burst).
+MAX_PARSED = 1000
 # While deliveries keep arriving, wait for a pause this long before processing the rows so far
 # (bounded by ROW_MAX_DEFER_S from the first one); see `EmbeddedRunner._gather_rows`.
 ROW_QUIET_S = 0.02
@@ -99,6 +103,7 @@ class EmbeddedRunner:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._retries: Counter[int] = Counter()
+        self._parsed: dict[int, dict[str, Any]] = {}
         self._warned_redelivery = False
         self._context: JobContext | None = None
         self._router: RouterLike | None = None
@@ -110,6 +115,16 @@ class EmbeddedRunner:
 
     def submit_many(self, row_ids: list[int]) -> None:
         for row_id in row_ids:
+            self._schedule(0.0, ROW, row_id)
+
+    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+        """`submit_many`, keeping the payloads the receiver already parsed (up to
+        MAX_PARSED waiting at once) so that processing does not parse those bodies again."""
+        with self._cond:
+            for row_id, payload in rows:
+                if payload is not None and len(self._parsed) < MAX_PARSED:
+                    self._parsed[row_id] = payload
+        for row_id, _ in rows:
             self._schedule(0.0, ROW, row_id)
 
     def start(self) -> None:
@@ -131,6 +146,7 @@ class EmbeddedRunner:
         with self._cond:
             self._stopping = True
             self._queue.clear()
+            self._parsed.clear()
             self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout_s)
@@ -213,7 +229,16 @@ class EmbeddedRunner:
                 rows.append(heapq.heappop(self._queue).row_id)
         return rows
 
+    def _take_parsed(self, row_ids: list[int]) -> dict[int, dict[str, Any]]:
+        with self._cond:
+            return {
+                row_id: payload
+                for row_id in row_ids
+                if (payload := self._parsed.pop(row_id, None)) is not None
+            }
+
     def _process_batch(self, row_ids: list[int]) -> None:
+        parsed = self._take_parsed(row_ids)
         if len(row_ids) == 1:
             self._process(row_ids[0])
             return
@@ -223,8 +248,9 @@ class EmbeddedRunner:
         idle: list[int] = []
         for row in inbox.claim_many(row_ids, DELIVERY_LEASE_S):
             try:
+                payload = parsed.get(row.id) or row.payload()
                 jobs = self._router.route(
-                    row.event, row.action, row.payload(), delivery_id=row.delivery_id
+                    row.event, row.action, payload, delivery_id=row.delivery_id
                 )
             except Exception as exc:
                 self._fail(inbox, row, exc)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -51,13 +51,18 @@ _ROW_COLUMNS = (
 
 @dataclass(frozen=True)
 class Delivery:
-    """A delivery whose signature the receiver verified; `body` is the exact raw bytes."""
+    """A delivery whose signature the receiver verified; `body` is the exact raw bytes.
+
+    `payload` is the body as the receiver parsed it, when it did: never stored, it only lets
+    processing in the same process (embedded mode) skip parsing the body a second time.
+    """
 
     delivery_id: str
     event: str
     action: str
     installation_id: int | None
     body: bytes
+    payload: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ def parse_delivery(headers: Mapping[str, str], body: bytes) -> Delivery:
         action=_action(payload),
         installation_id=_installation_id(payload),
         body=body,
+        payload=payload,
     )
 
 

@@ -314,11 +314,13 @@ class _DispatchQueue:
         self._batches = isinstance(dispatcher, BatchDispatcher)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatch")
 
-    def submit(self, row_ids: list[int]) -> None:
+    def submit(self, rows: list[tuple[int, Delivery]]) -> None:
         if self._in_memory:
             # Queues in memory and returns at once: no need for the hop to the dispatch thread.
-            self._submit_now(row_ids)
+            # The parsed bodies come along: processing in this process need not parse again.
+            self._submit_parsed([(row_id, delivery.payload) for row_id, delivery in rows])
             return
+        row_ids = [row_id for row_id, _ in rows]
         try:
             self._executor.submit(self._submit_now, row_ids)
         except RuntimeError:
@@ -326,6 +328,16 @@ class _DispatchQueue:
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
+
+    def _submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+        try:
+            cast(InMemoryDispatcher, self._dispatcher).submit_parsed(rows)
+        except Exception as error:
+            log.warning(
+                "dispatch of inbox rows %s failed (the sweeper will retry): %s",
+                [row_id for row_id, _ in rows],
+                _describe(error),
+            )
 
     def _submit_now(self, row_ids: list[int]) -> None:
         if self._batches:

@@ -49,7 +49,8 @@ class BatchingRecorder:
 
     On the writer thread, after each commit: `on_recorded` runs for each new row before its
     request is answered (the receiver's inline /panic hook); `on_answered` gets the batch's new
-    row ids once the requests are woken (the receiver hands them to the dispatcher). Both must
+    rows, (row id, delivery) in order, once the requests are woken (the receiver hands them to
+    the dispatcher). Both must
     return quickly; an exception from either is logged and the writer carries on.
     """
 
@@ -58,7 +59,7 @@ class BatchingRecorder:
         inbox: Inbox,
         *,
         on_recorded: Callable[[Delivery], None] | None = None,
-        on_answered: Callable[[list[int]], None] | None = None,
+        on_answered: Callable[[list[tuple[int, Delivery]]], None] | None = None,
         max_batch: int = MAX_BATCH,
     ) -> None:
         self._inbox = inbox
@@ -131,7 +132,11 @@ class BatchingRecorder:
             if row_id is not None:
                 self._guarded(self._on_recorded, pending.delivery)
         _settle(list(zip(batch, row_ids, strict=True)))
-        new_rows = [row_id for row_id in row_ids if row_id is not None]
+        new_rows = [
+            (row_id, pending.delivery)
+            for pending, row_id in zip(batch, row_ids, strict=True)
+            if row_id is not None
+        ]
         if new_rows:
             self._guarded(self._on_answered, new_rows)
 

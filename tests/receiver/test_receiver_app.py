@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -561,3 +562,34 @@ def test_one_log_line_per_delivery_without_the_body(
         "X-Hub-Signature-256 does not match the body",
     ]
     assert "do-not-log-me" not in caplog.text
+
+
+class ParsedRecorder:
+    """An in-memory dispatcher: called on the writer thread with the parsed payloads."""
+
+    in_memory = True
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, dict[str, Any] | None]] = []
+        self.threads: set[str] = set()
+
+    def submit(self, row_id: int) -> None:
+        raise AssertionError("an in-memory dispatcher gets submit_parsed")
+
+    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+        self.threads.add(threading.current_thread().name)
+        self.rows.extend(rows)
+
+
+def test_in_memory_dispatcher_gets_the_parsed_payload_from_the_writer_thread(
+    receiver_settings: Settings, sqlite_inbox: Inbox
+) -> None:
+    dispatcher = ParsedRecorder()
+    app = create_receiver_app(receiver_settings, inbox=sqlite_inbox, dispatcher=dispatcher)
+    body = fixture_body("issues.opened")
+    headers = signed_headers(body, "issues")
+    with TestClient(app) as client:
+        first = _post(client, body, headers)
+        assert _post(client, body, headers).json() == {"status": "duplicate"}
+    assert dispatcher.rows == [(first.json()["id"], json.loads(body))]
+    assert dispatcher.threads == {"inbox-writer"}

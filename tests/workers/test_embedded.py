@@ -201,3 +201,80 @@ def test_claim_many_wins_each_row_once_and_keeps_the_order(store: Store) -> None
     inbox.finish_many([r.id for r in first])
     assert [state(store, r) for r in rows] == ["running", "done", "running", "done", "done"]
     assert inbox.claim_many([], 60) == []
+
+
+class RecordingRouter:
+    """Routes nothing; remembers each payload it saw and which rows were claimed by then."""
+
+    def __init__(self, store: Store, watched: list[int]) -> None:
+        self.store = store
+        self.watched = watched
+        self.payloads: dict[str, Mapping[str, Any]] = {}
+        self.running_at_first_route: int | None = None
+
+    def route(
+        self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str
+    ) -> list[Job]:
+        if self.running_at_first_route is None:
+            self.running_at_first_route = sum(
+                state(self.store, row) == "running" for row in self.watched
+            )
+        self.payloads[delivery_id] = payload
+        return []
+
+
+def test_payloads_parsed_by_the_receiver_are_routed_without_parsing_again(
+    settings: Settings, store: Store
+) -> None:
+    rows = [deliver(store, "parsed"), deliver(store, "unparsed")]
+    router = RecordingRouter(store, rows)
+    runner = EmbeddedRunner(settings, store, lambda _: router)
+    runner.start()
+    try:
+        given = {"jobs": [], "parsed": "by the receiver"}
+        runner.submit_parsed([(rows[0], given), (rows[1], None)])
+        wait_for(lambda: all(state(store, r) == DONE for r in rows), 10, "both rows done")
+    finally:
+        runner.stop()
+    assert router.payloads["parsed"] is given
+    assert router.payloads["unparsed"] == {"jobs": []}  # parsed from the stored body
+
+
+def test_rows_arriving_in_a_burst_are_claimed_as_one_batch(tmp_path: Path, store: Store) -> None:
+    settings = embedded_settings(tmp_path, sweep_interval_s=60, sweep_after_s=60)
+    rows = [deliver(store, f"burst-{n}") for n in range(8)]
+    router = RecordingRouter(store, rows)
+    runner = EmbeddedRunner(settings, store, lambda _: router)
+    runner.start()
+    try:
+        time.sleep(0.3)  # past the start-up sweep
+        for row in rows:  # closer together than ROW_QUIET_S
+            runner.submit(row)
+            time.sleep(0.005)
+        wait_for(lambda: all(state(store, r) == DONE for r in rows), 10, "the burst done")
+    finally:
+        runner.stop()
+    assert router.running_at_first_route == len(rows)
+
+
+def test_a_steady_stream_does_not_defer_processing_past_the_maximum(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No sweep during the stream: a due timer also ends a batch, and would hide the maximum.
+    settings = embedded_settings(tmp_path, sweep_interval_s=60, sweep_after_s=60)
+    monkeypatch.setattr("app.embedded.ROW_QUIET_S", 0.2)  # no gap in the stream is a pause
+    monkeypatch.setattr("app.embedded.ROW_MAX_DEFER_S", 0.1)
+    rows = [deliver(store, f"stream-{n}") for n in range(80)]
+    runner = EmbeddedRunner(settings, store, lambda _: PayloadRouter())
+    runner.start()
+    first_done_while_streaming = False
+    try:
+        time.sleep(0.3)  # past the start-up sweep
+        for row in rows:  # only the maximum can end a batch before the stream does
+            runner.submit(row)
+            time.sleep(0.005)
+            first_done_while_streaming |= state(store, rows[0]) == DONE
+        wait_for(lambda: all(state(store, r) == DONE for r in rows), 10, "the stream done")
+    finally:
+        runner.stop()
+    assert first_done_while_streaming
