@@ -158,7 +158,8 @@ class _Headers:
                 continue
             text = value.decode("latin-1")
             if key == _CONTENT_LENGTH:
-                self.content_length = text
+                if self.content_length is None:  # the first, as Starlette's `get` reads it
+                    self.content_length = text
             elif key == SIGNATURE_HEADER:
                 self.signatures.append(text)
             elif key == _SHA1_HEADER:
