@@ -75,6 +75,17 @@ class GitHubClients:
     # Inside GitHub Actions there is no App: every "installation" client uses this token.
     fixed_token: str | None = None
 
+    def _options(self, installation_id: int | None) -> dict[str, Any]:
+        """What every client shares: where, who we are, how long, how to retry, the guard."""
+        return {
+            "base_url": self.settings.github_api_url,
+            "user_agent": USER_AGENT,
+            "timeout": self.timeout_s,
+            "http_cache": False,
+            "auto_retry": self.retry,
+            "event_hooks": self._hooks(installation_id),
+        }
+
     def _hooks(self, installation_id: int | None) -> dict[str, list[Callable[..., object]]]:
         if self.write_guard is None:
             return {}
@@ -89,15 +100,7 @@ class GitHubClients:
             )
         key = self.settings.private_key_pem()
         assert key is not None  # has_app_credentials() guarantees one source is set
-        return GitHub(
-            AppAuthStrategy(self.settings.app_id, key),
-            base_url=self.settings.github_api_url,
-            user_agent=USER_AGENT,
-            timeout=self.timeout_s,
-            http_cache=False,
-            auto_retry=self.retry,
-            event_hooks=self._hooks(installation_id),
-        )
+        return GitHub(AppAuthStrategy(self.settings.app_id, key), **self._options(installation_id))
 
     def installation(self, installation_id: int | None) -> GitHub[Any]:
         """A client acting as one installation; its token is minted and refreshed by githubkit.
@@ -125,12 +128,4 @@ class GitHubClients:
 
     def token(self, token: str, *, installation_id: int | None = None) -> GitHub[TokenAuthStrategy]:
         """A client for a plain token (the Action's GITHUB_TOKEN, or a person in the sandbox)."""
-        return GitHub(
-            TokenAuthStrategy(token),
-            base_url=self.settings.github_api_url,
-            user_agent=USER_AGENT,
-            timeout=self.timeout_s,
-            http_cache=False,
-            auto_retry=self.retry,
-            event_hooks=self._hooks(installation_id),
-        )
+        return GitHub(TokenAuthStrategy(token), **self._options(installation_id))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, and_, or_, select, update
+from sqlalchemy import ColumnElement, Row, and_, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.dml import ReturningInsert
 
@@ -132,10 +132,7 @@ class Inbox:
         someone else; one atomic UPDATE, so two claimers never both win.
         """
         now = datetime.now(UTC)
-        claimable = or_(
-            _columns.state == PENDING,
-            and_(_columns.state == RUNNING, _columns.lease_until < now),
-        )
+        claimable = _claimable(now)
         with self.store.session() as session:
             claimed = session.execute(
                 update(webhook_inbox)
@@ -154,10 +151,7 @@ class Inbox:
         if not row_ids:
             return []
         now = datetime.now(UTC)
-        claimable = or_(
-            _columns.state == PENDING,
-            and_(_columns.state == RUNNING, _columns.lease_until < now),
-        )
+        claimable = _claimable(now)
         with self.store.session() as session:
             claimed = session.execute(
                 update(webhook_inbox)
@@ -282,3 +276,11 @@ def _to_row(found: Row[*tuple[Any, ...]]) -> InboxRow:
 
 
 __all__ = ["DONE", "FAILED", "PENDING", "RUNNING", "Delivery", "Inbox", "InboxRow"]
+
+
+def _claimable(now: datetime) -> ColumnElement[bool]:
+    """Pending, or running under a lease that has run out (its holder died)."""
+    return or_(
+        _columns.state == PENDING,
+        and_(_columns.state == RUNNING, _columns.lease_until < now),
+    )
