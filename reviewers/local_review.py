@@ -21,9 +21,10 @@ from reviewers.git_source import (
     read_change,
     read_file_at,
 )
-from reviewers.panel import PanelMember, run_panel, scope_review_for
+from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for
 from reviewers.prompts import load_template
 from reviewers.providers import ProviderCredentials, build_client
+from reviewers.repo_map import build_scope_prompt
 from reviewers.result import PanelResult
 from reviewers.untrusted import secrets_from_env
 
@@ -37,6 +38,7 @@ class LocalReview:
     change: Change
     config: RepoConfig
     prompt: ReviewPrompt
+    scope_prompt: ReviewPrompt | None = None  # the scope reviewer's, with `context: max`
 
 
 def read_ticket(path: Path) -> str:
@@ -91,20 +93,34 @@ def prepare(
         project_description=config.project.description,
     )
     credentials = ProviderCredentials.from_env(env)
+    secrets = (*credentials.secrets(), *secrets_from_env(env))
     prompt = build_review_prompt(
-        inputs,
-        template=template,
-        max_diff_chars=config.review.max_diff_chars,
-        secrets=(*credentials.secrets(), *secrets_from_env(env)),
+        inputs, template=template, max_diff_chars=config.review.max_diff_chars, secrets=secrets
     )
-    return LocalReview(change=change, config=config, prompt=prompt)
+    scope_prompt = None
+    if config.review.context == "max":
+        scope_prompt = build_scope_prompt(
+            repo,
+            change,
+            selection=prompt.selection,
+            ticket=ticket,
+            project_name=config.project.name,
+            project_description=config.project.description,
+            max_chars=config.review.max_diff_chars,
+            secrets=secrets,
+        )
+    return LocalReview(change=change, config=config, prompt=prompt, scope_prompt=scope_prompt)
 
 
 def run_local_review(prepared: LocalReview, env: Mapping[str, str]) -> PanelResult:
-    """The panel of `review.models` on the prepared prompt."""
+    """The panel of `review.models` on the prepared prompt; with `context: max`, the first
+    of them is also the scope reviewer."""
     credentials = ProviderCredentials.from_env(env)
     review = prepared.config.review
     members = [PanelMember(model.id, build_client(model, credentials)) for model in review.models]
+    scope_request = None
+    if prepared.scope_prompt is not None:
+        scope_request = ScopeRequest(members[0], prepared.scope_prompt)
     return run_panel(
         members,
         prepared.prompt,
@@ -113,4 +129,5 @@ def run_local_review(prepared: LocalReview, env: Mapping[str, str]) -> PanelResu
         base_sha=prepared.change.base_sha,
         head_sha=prepared.change.head_sha,
         scope=scope_review_for(review.context),
+        scope_request=scope_request,
     )

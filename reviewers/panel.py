@@ -2,8 +2,11 @@
 
 Pass = at least `quorum` APPROVE verdicts and no REJECT. Any REJECT fails with its findings.
 A timeout, an error or an unparseable answer is *incomplete*; fewer approvals than the quorum
-is a failure for incomplete evidence, never a success. `decide` is a plain function over plain
-data; `run_panel` adds threads and a deadline around it, and imports no model SDK.
+is a failure for incomplete evidence, never a success. With `review.context: max` a scope
+reviewer is asked once the quorum has passed: the panel passes only if it approves too (a
+scope REJECT fails "rejected", no usable scope verdict fails "incomplete"). `decide` is a plain
+function over plain data; `run_panel` adds threads and a deadline around it, and imports no
+model SDK.
 """
 
 from __future__ import annotations
@@ -76,15 +79,39 @@ class PanelMember:
     client: ModelClient
 
 
+@dataclass(frozen=True)
+class ScopeRequest:
+    """The scope reviewer for `review.context: max`: who answers, on which prompt."""
+
+    member: PanelMember
+    prompt: ReviewPrompt
+
+
 def scope_review_for(context: str) -> ScopeReview:
-    """The scope-review row for `review.context`. `max` asks for a whole-repository scope
-    reviewer, which this version does not have: it is recorded as unavailable and the panel
-    fails closed rather than pretending the review happened."""
+    """The scope-review row for `review.context` before any scope reviewer answered. `max`
+    without a `ScopeRequest` given to `run_panel` stays unavailable and the panel fails
+    closed rather than pretending the review happened."""
     if context == "low":
         return ScopeReview("skipped", "review.context is low")
     return ScopeReview(
-        "unavailable",
-        "review.context is max but the scope reviewer is not available in this version",
+        "unavailable", "review.context is max but no scope reviewer was given to the panel"
+    )
+
+
+def decide_scope(panel: Decision, scope: ScopeReview) -> Decision:
+    """The panel's decision once the scope reviewer has answered (or not)."""
+    if panel.conclusion != "success" or scope.status in ("skipped", "approve"):
+        return panel
+    if scope.status == "reject":
+        return Decision("failure", "rejected", "The scope reviewer rejected the change.")
+    if scope.verdict is not None and scope.verdict.error_kind == "budget":
+        return Decision(
+            "failure", "budget", "Budget exhausted: the scope review was refused by the spend cap."
+        )
+    return Decision(
+        "failure",
+        "incomplete",
+        f"Incomplete evidence: the required scope review is missing ({scope.reason}).",
     )
 
 
@@ -97,12 +124,53 @@ def run_panel(
     base_sha: str,
     head_sha: str,
     scope: ScopeReview,
+    scope_request: ScopeRequest | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     before_call: BeforeCall | None = None,
 ) -> PanelResult:
-    """Every member reviews `prompt` at once; the result after all answered or `timeout_s`."""
+    """Every member reviews `prompt` at once; the result after all answered or `timeout_s`.
+    Then, if the quorum passed and `scope_request` is given, the scope reviewer within its
+    own `timeout_s` (asked only then: a failed panel needs no scope verdict to fail)."""
     if not members:
         raise ValueError("a panel needs at least one member")
+    verdicts = _ask_all(members, prompt, timeout_s, max_tokens, before_call)
+    decision = decide(
+        [verdict.verdict for verdict in verdicts],
+        quorum,
+        budget_stopped=sum(1 for verdict in verdicts if verdict.error_kind == "budget"),
+        scope_complete=scope.status != "unavailable" or scope_request is not None,
+    )
+    if scope_request is not None:
+        if decision.conclusion == "success":
+            asked = _ask_all(
+                [scope_request.member], scope_request.prompt, timeout_s, max_tokens, before_call
+            )
+            scope = ScopeReview.from_verdict(asked[0])
+        else:
+            scope = ScopeReview("skipped", "not asked: the panel failed without it")
+        decision = decide_scope(decision, scope)
+    return PanelResult(
+        conclusion=decision.conclusion,
+        reason=decision.reason,
+        detail=decision.detail,
+        verdicts=verdicts,
+        quorum=quorum,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        scope=scope,
+        omitted=prompt.selection.omitted,
+        diff_summary=prompt.selection.summary(),
+    )
+
+
+def _ask_all(
+    members: Sequence[PanelMember],
+    prompt: ReviewPrompt,
+    timeout_s: float,
+    max_tokens: int,
+    before_call: BeforeCall | None,
+) -> tuple[ModelVerdict, ...]:
+    """Each member's verdict on `prompt`, asked in parallel; incomplete past `timeout_s`."""
     slots: list[ModelVerdict | None] = [None] * len(members)
     threads = [
         threading.Thread(
@@ -121,7 +189,7 @@ def run_panel(
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
     answered = list(slots)  # what arrived by the deadline; later writes are not looked at
-    verdicts = tuple(
+    return tuple(
         slot
         if slot is not None
         else ModelVerdict(
@@ -132,24 +200,6 @@ def run_panel(
             elapsed_s=timeout_s,
         )
         for member, slot in zip(members, answered, strict=True)
-    )
-    decision = decide(
-        [verdict.verdict for verdict in verdicts],
-        quorum,
-        budget_stopped=sum(1 for verdict in verdicts if verdict.error_kind == "budget"),
-        scope_complete=scope.status != "unavailable",
-    )
-    return PanelResult(
-        conclusion=decision.conclusion,
-        reason=decision.reason,
-        detail=decision.detail,
-        verdicts=verdicts,
-        quorum=quorum,
-        base_sha=base_sha,
-        head_sha=head_sha,
-        scope=scope,
-        omitted=prompt.selection.omitted,
-        diff_summary=prompt.selection.summary(),
     )
 
 

@@ -16,7 +16,9 @@ from reviewers.verdict import Finding, VerdictKind
 
 Conclusion = Literal["success", "failure"]
 Reason = Literal["approved", "rejected", "incomplete", "budget"]
-ScopeStatus = Literal["skipped", "unavailable"]
+# skipped (`low`, or the panel failed before it was asked), unavailable (asked for, but no
+# scope reviewer was given: fails closed), or the scope reviewer's verdict.
+ScopeStatus = Literal["skipped", "unavailable", "approve", "reject", "incomplete"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class ScopeReview:
 
     status: ScopeStatus
     reason: str
+    verdict: ModelVerdict | None = None  # the scope reviewer's answer, when it was asked
+
+    @classmethod
+    def from_verdict(cls, verdict: ModelVerdict) -> ScopeReview:
+        reason = verdict.problem or f"{len(verdict.findings)} finding(s) by {verdict.model}"
+        return cls(verdict.verdict, reason, verdict)
 
 
 @dataclass(frozen=True)
@@ -79,13 +87,20 @@ class PanelResult:
         }
 
     def findings(self) -> list[ModelFinding]:
-        return [ModelFinding(v.model, f) for v in self.verdicts for f in v.findings]
+        """The panel's findings, then the scope reviewer's (its model marked "(scope)")."""
+        found = [ModelFinding(v.model, f) for v in self.verdicts for f in v.findings]
+        scope = self.scope.verdict
+        if scope is not None:
+            found += [ModelFinding(f"{scope.model} (scope)", f) for f in scope.findings]
+        return found
 
     @property
     def usage(self) -> Usage:
         total = Usage()
         for verdict in self.verdicts:
             total = total + verdict.usage
+        if self.scope.verdict is not None:
+            total = total + self.scope.verdict.usage
         return total
 
     def summary_markdown(self) -> str:
@@ -118,7 +133,7 @@ class PanelResult:
                 f"({item.model}): {_cell(item.finding.reason)}"
                 for item in found
             ]
-        lines += ["", f"Scope review: {self.scope.status} ({self.scope.reason})."]
+        lines += ["", f"Scope review: {self.scope.status} ({_cell(self.scope.reason)})."]
         if self.diff_summary:
             lines += ["", f"Diff shown to the panel: {self.diff_summary}"]
         if self.omitted:

@@ -66,7 +66,9 @@ from app.pricing import PriceTable, usd
 from app.repo_config import RepoConfig
 from app.spend_caps import Caps, SpendMeter
 from app.workspace.mirror import MirrorError
-from reviewers.panel import PanelMember, run_panel, scope_review_for
+from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for
+from reviewers.repo_map import build_scope_prompt
+from reviewers.result import ScopeReview
 from reviewers.reviewer import DEFAULT_MAX_TOKENS
 
 log = logging.getLogger(__name__)
@@ -325,11 +327,22 @@ def _run_panel(
     title = request.title if request.title is not None else pull.title
     body = request.body if request.body is not None else pull.body
     ticket = ticket_for(github, pull, title=title, body=body)
+    secrets = worker_secrets(ctx.settings, token=token)
+    scope_prompt = None
     try:
         change = read_pull_change(fetched, head_sha)
-        prompt = build_prompt(
-            fetched, change, config, ticket, worker_secrets(ctx.settings, token=token)
-        )
+        prompt = build_prompt(fetched, change, config, ticket, secrets)
+        if config.review.context == "max":
+            scope_prompt = build_scope_prompt(
+                fetched.path,
+                change,
+                selection=prompt.selection,
+                ticket=ticket.text,
+                project_name=config.project.name,
+                project_description=config.project.description,
+                max_chars=config.review.max_diff_chars,
+                secrets=secrets,
+            )
     except UserError as exc:
         return unreviewable(run_key, head_sha, fetched.base_sha, str(exc))
     ledger = Ledger(ctx.store)
@@ -352,7 +365,8 @@ def _run_panel(
         PanelMember(model.id, meter.wrap(build_client(model, keys, cache_prompt=True)))
         for model in review.models
     ]
-    scope = scope_review_for(review.context)
+    # The scope reviewer is the first panel model (through the same spend meter).
+    scope_request = ScopeRequest(members[0], scope_prompt) if scope_prompt else None
     result = run_panel(
         members,
         prompt,
@@ -360,16 +374,13 @@ def _run_panel(
         timeout_s=review.timeout_s,
         base_sha=change.base_sha,
         head_sha=head_sha,
-        scope=scope,
+        scope=scope_review_for(review.context),
+        scope_request=scope_request,
         before_call=meter.before_call,
     )
-    scope_outcome = (
-        Outcome("ok", review="skipped", artifact="pr")
-        if scope.status == "skipped"
-        else Outcome("error", review="incomplete", artifact="pr")
-    )
+    scope = result.scope
     ledger.record(
-        "scope-review", subject, scope_outcome, detail={"reason": scope.reason}, once=True
+        "scope-review", subject, _scope_outcome(scope), detail={"reason": scope.reason}, once=True
     )
     calls = ledger.calls(subject=run_key)
     cost = sum(row.call.cost_micro_usd for row in calls)
@@ -381,6 +392,17 @@ def _run_panel(
     return build_publication(
         result, change.files, run_key=run_key, cost_micro_usd=cost, cost_line=cost_line
     )
+
+
+def _scope_outcome(scope: ScopeReview) -> Outcome:
+    """The ledger row for the scope review: its verdict, or why there is none."""
+    if scope.status == "skipped":
+        return Outcome("ok", review="skipped", artifact="pr")
+    if scope.status == "approve":
+        return Outcome("ok", review="approved", artifact="pr")
+    if scope.status == "reject":
+        return Outcome("ok", review="rejected", artifact="pr")
+    return Outcome("error", review="incomplete", artifact="pr")
 
 
 def _publish(
