@@ -12,6 +12,12 @@ from reviewers.connectivity import ImportGraph
 from reviewers.fake_servers import FakeModels, Text
 from reviewers.git_source import read_change
 from reviewers.repo_map import coupling, is_prompt_file, read_repo_map
+from tests.review_check.conftest import (
+    CANARY_FILE,
+    DIVIDE,
+    rw,  # noqa: F401  (the review-job world fixture)
+)
+from tests.review_check.conftest import CONFIG as JOB_CONFIG
 
 pytestmark = pytest.mark.slow
 
@@ -185,3 +191,27 @@ def test_coupling_names_hubs_first_and_is_bounded():
 )
 def test_prompt_and_governance_files(path, expected):
     assert is_prompt_file(path) is expected
+
+
+# ---- the review check job (webhook -> job -> sandbox check run) ------------------------------
+
+OPS = "calc/ops.py"
+NEW_OPS = "def add(a: int, b: int) -> int:\n    return a + b\n" + DIVIDE
+
+
+def test_job_with_context_max_publishes_the_scope_row_and_ledger_verdict(rw):  # noqa: F811
+    config = JOB_CONFIG.replace("  timeout_s: 20\n", "  timeout_s: 20\n  context: max\n")
+    rw.push("main", {".github/ourobot.yml": config}, start="origin/main")
+    scope_answer = Text("FINDING major calc/ops.py:4 not what the ticket asks\nVERDICT: REJECT")
+    rw.models.script(A, APPROVE, scope_answer)
+    rw.models.script(B, APPROVE)
+    _, head, payload = rw.open_pull({OPS: NEW_OPS})
+    rw.run(rw.jobs_for(payload)[0])
+    [run] = rw.check_runs(head)
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert "Scope review: reject" in run.output.summary
+    [scope] = rw.ledger.entries(kind="scope-review")
+    assert scope.outcome.review == "rejected"
+    [text] = scope_requests(rw.models)
+    assert "calc/settings.py" in text and "README.md" in text  # the tree, beyond the diff
+    assert CANARY_FILE not in text and "s3cret-webhook-value" not in text
