@@ -9,7 +9,6 @@ rules it is judged by.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections import defaultdict
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.errors import UserError
+from app.workspace.git import isolated_env
 from reviewers.connectivity import IMPORT_PATTERN, SOURCE_GLOBS, ImportGraph, build_graph
 from reviewers.diff import FileDiff, parse_diff
 
@@ -43,16 +43,7 @@ class Change:
 
 
 def _env() -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LANG": "C.UTF-8",
-        "HOME": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_PAGER": "cat",
-        "GIT_OPTIONAL_LOCKS": "0",
-    }
+    return isolated_env({"GIT_PAGER": "cat"})
 
 
 def run_git(repo: Path, args: Sequence[str], *, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:

@@ -14,7 +14,6 @@ write the step summary and the outputs `conclusion` (success/failure/skipped) an
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from app.errors import UserError
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.paths import display
 from app.guards.repo import Git, has_commit, isolated_git
+from app.workspace.git import token_env
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
@@ -145,12 +145,7 @@ def _auth_env(git: Git, env: Mapping[str, str]) -> dict[str, str]:
     key = f"http.{server}/.extraheader"
     if not token or git.run("config", "--get-all", key).stdout.strip():
         return {}  # no token, or actions/checkout already persisted one (two would clash)
-    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": key,
-        "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}",
-    }
+    return token_env(token, key=key)
 
 
 def publish(env: Mapping[str, str], result: GuardResult) -> None:

@@ -8,7 +8,6 @@ raw list of changed entries with rename detection (`diff-tree --raw -M`), blob c
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile
@@ -28,6 +27,7 @@ from app.guards.changes import (
 )
 from app.guards.lines import is_binary, line_delta
 from app.repo_config import DEFAULT_SOURCE, MAX_CONFIG_BYTES, RepoConfig, load_repo_config
+from app.workspace.git import isolated_env
 
 _ZERO_MODE = "000000"
 _STATUS: dict[str, Status] = {
@@ -53,19 +53,9 @@ class Git:
 
     def __init__(self, repo: Path, home: Path, extra_env: Mapping[str, str] | None = None):
         self.repo = repo
-        self._env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_ATTR_NOSYSTEM": "1",
-            "GIT_NO_REPLACE_OBJECTS": "1",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_OPTIONAL_LOCKS": "0",
-            "LC_ALL": "C",
-            **(extra_env or {}),
-        }
+        self._env = isolated_env(
+            {"HOME": str(home), "XDG_CONFIG_HOME": str(home), "LC_ALL": "C", **(extra_env or {})}
+        )
 
     def run(
         self,

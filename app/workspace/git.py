@@ -30,31 +30,48 @@ class GitResult:
     stderr: str
 
 
-def _isolated_env(token: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+def isolated_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment every git ourobot runs gets: no system, global or user configuration,
+    no replace objects, no system attributes, no prompts, no optional locks; then `extra`."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": "C.UTF-8",
+        "HOME": os.devnull,
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        # A `refs/replace` ref would make git show other content than the commit holds.
+        "GIT_NO_REPLACE_OBJECTS": "1",
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_ASKPASS": "true",
-        "GIT_AUTHOR_NAME": IDENTITY[0],
-        "GIT_AUTHOR_EMAIL": IDENTITY[1],
-        "GIT_COMMITTER_NAME": IDENTITY[0],
-        "GIT_COMMITTER_EMAIL": IDENTITY[1],
-        "HOME": os.devnull,
+        "GIT_OPTIONAL_LOCKS": "0",
     }
+    env.update(extra or {})
+    return env
+
+
+def token_env(token: str, *, key: str = "http.extraHeader") -> dict[str, str]:
+    """`token` as an HTTP Basic header for the one git process given this environment."""
+    credentials = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": key,
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {credentials}",
+    }
+
+
+def _workspace_env(token: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = isolated_env(
+        {
+            "GIT_AUTHOR_NAME": IDENTITY[0],
+            "GIT_AUTHOR_EMAIL": IDENTITY[1],
+            "GIT_COMMITTER_NAME": IDENTITY[0],
+            "GIT_COMMITTER_EMAIL": IDENTITY[1],
+        }
+    )
     if token is not None:
-        credentials = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        env.update(
-            {
-                "GIT_CONFIG_COUNT": "1",
-                "GIT_CONFIG_KEY_0": "http.extraHeader",
-                "GIT_CONFIG_VALUE_0": f"Authorization: Basic {credentials}",
-            }
-        )
-    if extra:
-        env.update(extra)
+        env.update(token_env(token))
+    env.update(extra or {})
     return env
 
 
@@ -78,7 +95,7 @@ def git(
         proc = subprocess.run(
             ["git", *args],
             cwd=cwd,
-            env=_isolated_env(token, env),
+            env=_workspace_env(token, env),
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -20,7 +20,6 @@ import pytest
 from celery import Celery
 from sqlalchemy import func, select
 
-from app.cli import COMMAND_MODULES
 from app.halt import HaltRegistry, installation_scope
 from app.inbox import DONE, Delivery, Inbox
 from app.jobs import Job, JobContext, effect_done
@@ -43,10 +42,6 @@ from tests.workers.processes import (
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed"),
-    pytest.mark.skipif(
-        "app.cli.worker_cmd" not in COMMAND_MODULES,
-        reason="`ourobot worker` is not registered yet (app.cli.COMMAND_MODULES)",
-    ),
 ]
 
 # Short limits so recovery is observable in seconds: visibility timeout = 2 x 6 s. Jobs here
