@@ -38,18 +38,23 @@ class World:
 
     def comment(self, login: str, number: int, body: str) -> dict:
         """`login` comments on `number`; returns the issue_comment webhook payload."""
-        seen = len(self.sink.of("issue_comment", "created"))
-        self.user(login).rest.issues.create_comment(
+        made = self.user(login).rest.issues.create_comment(
             self.repo.owner, self.repo.name, number, body=body
         )
-        return self.sink.wait_for("issue_comment", "created", count=seen + 1)[-1].payload
+        comment_id = made.parsed_data.id
+        return self.sink.wait_for_one(
+            "issue_comment", "created", lambda d: d.payload["comment"]["id"] == comment_id
+        ).payload
 
     def delivery(self, login: str, number: int, body: str) -> Delivery:
-        seen = len(self.sink.of("issue_comment", "created"))
-        self.user(login).rest.issues.create_comment(
+        # Match by comment id: the bot's own replies arrive on the same sink at any moment.
+        made = self.user(login).rest.issues.create_comment(
             self.repo.owner, self.repo.name, number, body=body
         )
-        sent = self.sink.wait_for("issue_comment", "created", count=seen + 1)[-1]
+        comment_id = made.parsed_data.id
+        sent = self.sink.wait_for_one(
+            "issue_comment", "created", lambda d: d.payload["comment"]["id"] == comment_id
+        )
         return Delivery(
             delivery_id=sent.guid,
             event=sent.event,

@@ -76,9 +76,10 @@ def test_bots_and_ourobot_itself_never_trigger(world):
     assert world.route(world.comment("other-app[bot]", number, "/ourobot implement")) == []
     bot = world.sandbox.github_installation(world.repo.installation_id)
     world.clients["bot"] = bot
-    seen = len(world.sink.of("issue_comment", "created"))
-    bot.rest.issues.create_comment("octo", "demo", number, body="/ourobot implement")
-    own = world.sink.wait_for("issue_comment", "created", count=seen + 1)[-1].payload
+    made = bot.rest.issues.create_comment("octo", "demo", number, body="/ourobot implement")
+    own = world.sink.wait_for_one(
+        "issue_comment", "created", lambda d: d.payload["comment"]["id"] == made.parsed_data.id
+    ).payload
     assert own["comment"]["user"]["login"] == world.sandbox.app.bot_login
     assert world.route(own) == []
 

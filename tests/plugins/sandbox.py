@@ -19,7 +19,7 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -292,6 +292,24 @@ class WebhookSink:
                     raise AssertionError(f"no {count} x {event}.{action} delivered; saw {seen}")
                 self._cond.wait(left)
             return found
+
+    def wait_for_one(
+        self,
+        event: str,
+        action: str | None,
+        where: Callable[[Delivery], bool],
+        *,
+        timeout_s: float = 15,
+    ) -> Delivery:
+        """The first delivery of that kind that `where` accepts (others may arrive around it)."""
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while not (found := [d for d in self.of(event, action) if where(d)]):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no matching {event}.{action} delivered")
+                self._cond.wait(left)
+            return found[0]
 
 
 @pytest.fixture

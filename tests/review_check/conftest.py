@@ -114,11 +114,12 @@ class ReviewWorld:
         """Push a branch and open a PR as `by`; (number, head sha, opened webhook payload)."""
         head = self.push(branch, files)
         client = self.bot if by == "bot" else self.user(by)
-        seen = len(self.sink.of("pull_request", "opened"))
         made = client.rest.pulls.create(
             self.repo.owner, self.repo.name, title=title, head=branch, base="main", body=body
         ).parsed_data
-        payload = self.sink.wait_for("pull_request", "opened", count=seen + 1)[-1].payload
+        payload = self.sink.wait_for_one(
+            "pull_request", "opened", lambda d: d.payload["number"] == made.number
+        ).payload
         return made.number, head, payload
 
     # ---- running -----------------------------------------------------------------------------

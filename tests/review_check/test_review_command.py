@@ -16,10 +16,11 @@ NEW_OPS = "def add(a: int, b: int) -> int:\n    return a + b\n" + DIVIDE
 
 def ask(rw, login: str, number: int, text: str = "/ourobot review") -> str:
     """`login` comments `text` on `number`; run the command job; ourobot's reply."""
-    seen = len(rw.sink.of("issue_comment", "created"))
     made = rw.user(login).rest.issues.create_comment("octo", "demo", number, body=text)
     comment_id = made.parsed_data.id
-    payload = rw.sink.wait_for("issue_comment", "created", count=seen + 1)[-1].payload
+    payload = rw.sink.wait_for_one(
+        "issue_comment", "created", lambda d: d.payload["comment"]["id"] == comment_id
+    ).payload
     jobs = build_router(rw.settings).route("issue_comment", "created", payload, delivery_id="c")
     for job in jobs:
         rw.run(job)
