@@ -11,6 +11,9 @@ PostgreSQL goes through psycopg 3. Creating an engine opens no connection.
 from __future__ import annotations
 
 import os
+import random
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -90,10 +93,24 @@ def _configure_sqlite(dbapi_connection: DBAPIConnection, _record: ConnectionPool
     try:
         # The timeout first: switching to WAL itself needs a lock another process may hold.
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(cursor)
         cursor.execute("PRAGMA foreign_keys = ON")
     finally:
         cursor.close()
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    # Two connections switching a fresh file at once can deadlock on the lock upgrade; SQLite
+    # then answers "database is locked" at once, without its busy handler. Retry, bounded.
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01 + random.random() * 0.04)  # noqa: S311 (jitter, not secrecy)
 
 
 def _begin_sqlite(connection: Connection) -> None:
