@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from app.inbox import Delivery
 
 EVENT_HEADER = "X-GitHub-Event"
@@ -54,7 +56,20 @@ def _header_token(headers: Mapping[str, str], name: str, shape: re.Pattern[str])
 
 def _json_object(body: bytes) -> dict[str, Any]:
     try:
-        payload = json.loads(body)
+        # orjson parses a typical payload about five times faster than the standard library.
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        # orjson refuses some JSON the standard library takes (integers past 64 bits, nesting
+        # past 1024): only then ask the standard library, so what is accepted never narrows.
+        payload = _stdlib_json(body)
+    if not isinstance(payload, dict):
+        raise BadDelivery("body is not a JSON object")
+    return payload
+
+
+def _stdlib_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
     except (ValueError, RecursionError):
         # ValueError covers invalid JSON and invalid UTF-8; RecursionError absurd nesting.
         raise BadDelivery("body is not valid JSON") from None

@@ -323,6 +323,15 @@ def test_signed_but_unusable_bodies_are_400(
     assert _rows(sqlite_inbox) == 0
 
 
+def test_json_the_fast_parser_refuses_is_still_accepted(
+    client: TestClient, sqlite_inbox: Inbox
+) -> None:
+    # orjson refuses integers past 64 bits; the standard library takes them, as did the receiver.
+    body = b'{"action": "opened", "big": 123456789012345678901234567890}'
+    assert _post(client, body, signed_headers(body, "issues")).status_code == 202
+    assert _rows(sqlite_inbox) == 1
+
+
 @pytest.mark.parametrize(
     ("header", "value"),
     [
