@@ -201,15 +201,16 @@ def _serve_bare(port: int) -> None:
 def _serve_receiver_only(port: int) -> None:
     """`ourobot serve`'s receiver with nothing processing the rows: the ingest path alone.
 
-    Embedded mode runs the jobs in the same interpreter, so its figure mixes ingest with
-    processing; this one isolates what receiving, verifying and recording cost.
+    Embedded mode runs the jobs behind the inbox, so its figure mixes ingest with processing;
+    this one isolates what receiving, verifying and recording cost (the same two processes
+    as `ourobot serve`, with a dispatcher that submits nothing).
     """
     import logging
 
-    from app.dispatch import InboxOnlyDispatcher
     from app.inbox import Inbox
     from app.settings import load_settings
     from app.webhooks import create_receiver_app, server
+    from app.webhooks.inbox_process import InboxProcess
 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -217,9 +218,18 @@ def _serve_receiver_only(port: int) -> None:
     settings = load_settings()
     store = Store.open(settings)
     store.migrate()
-    app = create_receiver_app(settings, inbox=Inbox(store), dispatcher=InboxOnlyDispatcher())
+    recorder = InboxProcess(settings, _receiver_only_components)
+    recorder.start()
+    app = create_receiver_app(settings, inbox=Inbox(store), recorder=recorder)
     server.run(app, server.listen("127.0.0.1", port))
+    recorder.close()
     store.close()
+
+
+def _receiver_only_components(settings: Settings, store: Store):  # type: ignore[no-untyped-def]
+    from app.dispatch import InboxOnlyDispatcher
+
+    return InboxOnlyDispatcher(), None
 
 
 def _free_port() -> int:

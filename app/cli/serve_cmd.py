@@ -41,9 +41,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def serve(args: argparse.Namespace) -> int:
-    from app.dispatch import Closable
     from app.inbox import Inbox
     from app.webhooks import create_receiver_app, server
+    from app.webhooks.inbox_process import InboxProcess
 
     settings = load_settings()
     require_webhook_secret(settings)
@@ -58,21 +58,18 @@ def serve(args: argparse.Namespace) -> int:
                 "set; deliveries are recorded, work that needs GitHub ends with an infra outcome",
                 file=sys.stderr,
             )
-        dispatcher = build_dispatcher(settings, store)
-        if isinstance(dispatcher, Closable):
-            cleanup.callback(dispatcher.close)
-        app = create_receiver_app(
-            settings,
-            inbox=Inbox(store),
-            dispatcher=dispatcher,
-            inline=build_inline_hook(settings, store),
-        )
+        # The inbox, the inline hook and the dispatcher live in a child process of their own;
+        # this one answers HTTP (see app.webhooks.inbox_process).
+        recorder = InboxProcess(settings, serve_components)
+        recorder.start()
+        cleanup.callback(recorder.close)
+        app = create_receiver_app(settings, inbox=Inbox(store), recorder=recorder)
         mode = "embedded" if settings.embedded else "redis"
         host, port = listener.getsockname()[:2]
         log.info(
-            "ourobot serve: %s mode, dispatcher %s, listening on http://%s:%d",
+            "ourobot serve: %s mode (inbox process %s), listening on http://%s:%d",
             mode,
-            type(dispatcher).__name__,
+            recorder.pid,
             host,
             port,
         )
@@ -86,6 +83,11 @@ def require_webhook_secret(settings: Settings) -> None:
         raise ConfigError(
             "OUROBOT_WEBHOOK_SECRET is not set: ourobot serve refuses to accept unsigned webhooks"
         )
+
+
+def serve_components(settings: Settings, store: Store) -> tuple[Dispatcher, InlineHook | None]:
+    """What the inbox process runs behind the inbox: the dispatcher and the inline hook."""
+    return build_dispatcher(settings, store), build_inline_hook(settings, store)
 
 
 def build_dispatcher(settings: Settings, store: Store) -> Dispatcher:

@@ -6,7 +6,14 @@ benchmark use to produce a valid X-Hub-Signature-256.
 
 from app.webhooks.body import MAX_BODY_BYTES
 from app.webhooks.delivery import DELIVERY_HEADER, EVENT_HEADER, BadDelivery, parse_delivery
-from app.webhooks.receiver import HEALTH_PATH, WEBHOOK_PATH, InlineHook, create_receiver_app
+from app.webhooks.handoff import InlineHook
+from app.webhooks.receiver import (
+    HEALTH_PATH,
+    WEBHOOK_PATH,
+    InProcessRecorder,
+    Recorder,
+    create_receiver_app,
+)
 from app.webhooks.signature import SIGNATURE_HEADER, sign, verify
 
 __all__ = [
@@ -17,7 +24,9 @@ __all__ = [
     "SIGNATURE_HEADER",
     "WEBHOOK_PATH",
     "BadDelivery",
+    "InProcessRecorder",
     "InlineHook",
+    "Recorder",
     "create_receiver_app",
     "parse_delivery",
     "sign",

@@ -23,20 +23,18 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any, Protocol
 
 import anyio.to_thread
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import StatementError
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from app.dispatch import BatchDispatcher, Dispatcher, InMemoryDispatcher
+from app.dispatch import Dispatcher
 from app.errors import ConfigError
 from app.inbox import Delivery, Inbox
 from app.settings import Settings
@@ -49,6 +47,7 @@ from app.webhooks.body import (
     read_capped,
 )
 from app.webhooks.delivery import DELIVERY_HEADER, EVENT_HEADER, BadDelivery, parse_delivery
+from app.webhooks.handoff import DispatchQueue, InlineHook, describe, guarded_inline
 from app.webhooks.recorder import BatchingRecorder
 from app.webhooks.signature import SIGNATURE_HEADER, SignatureCheck, parse_signature
 
@@ -60,28 +59,60 @@ PING_EVENT = "ping"
 _SHA1_HEADER = "X-Hub-Signature"
 INLINE_PARSE_BYTES = 256 * 1024
 
-InlineHook = Callable[[Delivery], None]
+
+class Recorder(Protocol):
+    """Makes a verified delivery durable; what the receiver awaits before it answers."""
+
+    async def record(self, delivery: Delivery) -> int | None:
+        """The new row id, or None for a duplicate; raises when the inbox cannot be written."""
+        ...
+
+    def close(self) -> None:
+        """Finish what is queued, then stop."""
+        ...
+
+
+class InProcessRecorder:
+    """The inbox writer, the inline hook and the dispatcher in this process, on threads."""
+
+    def __init__(
+        self, inbox: Inbox, dispatcher: Dispatcher, inline: InlineHook | None = None
+    ) -> None:
+        self._dispatch = DispatchQueue(dispatcher)
+        self._batching = BatchingRecorder(
+            inbox, on_recorded=guarded_inline(inline), on_answered=self._dispatch.submit
+        )
+
+    async def record(self, delivery: Delivery) -> int | None:
+        return await self._batching.record(delivery)
+
+    def close(self) -> None:
+        self._batching.close()
+        self._dispatch.close()
 
 
 def create_receiver_app(
     settings: Settings,
     *,
     inbox: Inbox,
-    dispatcher: Dispatcher,
+    dispatcher: Dispatcher | None = None,
     inline: InlineHook | None = None,
+    recorder: Recorder | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
     """The receiver as a FastAPI app: POST /api/github/webhooks and GET /healthz.
 
-    Refuses (ConfigError) to build without a webhook secret: an unsigned endpoint would let
-    anyone inject events.
+    Deliveries go to `recorder` (`ourobot serve` passes its inbox process), or else to an
+    `InProcessRecorder` over `inbox`, `dispatcher` and `inline`. `inbox` also answers the
+    health check. Refuses (ConfigError) to build without a webhook secret: an unsigned
+    endpoint would let anyone inject events.
     """
+    if recorder is None:
+        if dispatcher is None:
+            raise ValueError("create_receiver_app needs a dispatcher or a recorder")
+        recorder = InProcessRecorder(inbox, dispatcher, inline)
     receiver = _Receiver(
-        secret=_webhook_secret(settings),
-        inbox=inbox,
-        dispatcher=dispatcher,
-        inline=inline,
-        max_body_bytes=max_body_bytes,
+        secret=_webhook_secret(settings), recorder=recorder, max_body_bytes=max_body_bytes
     )
     mode = "embedded" if settings.embedded else "redis"
 
@@ -219,21 +250,9 @@ async def _body_chunks(receive: Receive) -> AsyncIterator[bytes]:
 
 
 class _Receiver:
-    def __init__(
-        self,
-        *,
-        secret: bytes,
-        inbox: Inbox,
-        dispatcher: Dispatcher,
-        inline: InlineHook | None,
-        max_body_bytes: int,
-    ) -> None:
+    def __init__(self, *, secret: bytes, recorder: Recorder, max_body_bytes: int) -> None:
         self._secret = secret
-        self._inline = inline
-        self._dispatch = _DispatchQueue(dispatcher)
-        self._recorder = BatchingRecorder(
-            inbox, on_recorded=self._run_inline, on_answered=self._dispatch.submit
-        )
+        self._recorder = recorder
         self._max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -275,91 +294,16 @@ class _Receiver:
             # Durable (and past the inline hook) when this returns.
             row_id = await self._recorder.record(delivery)
         except Exception as error:
-            _log_outcome(delivery, f"inbox unavailable: {_describe(error)}", level=logging.ERROR)
+            _log_outcome(delivery, f"inbox unavailable: {describe(error)}", level=logging.ERROR)
             return _UNAVAILABLE
+        # The recorder logs each stored delivery and hands new rows to the dispatcher.
         if row_id is None:
-            _log_outcome(delivery, "duplicate")
             return _DUPLICATE
-        # The writer thread hands the new row to the dispatcher right after waking us.
-        _log_outcome(delivery, f"accepted id={row_id}")
         return _Answer(202, b'{"status":"accepted","id":%d}' % row_id)
 
-    def _run_inline(self, delivery: Delivery) -> None:
-        if self._inline is None:
-            return
-        try:
-            self._inline(delivery)
-        except Exception:
-            # The delivery is recorded; a broken hook must not make GitHub see a failure.
-            log.exception("inline hook failed for delivery=%s", delivery.delivery_id)
-
     def close(self) -> None:
-        """Finish queued inbox writes, then queued submissions; stop their threads."""
+        """Finish queued inbox writes and submissions."""
         self._recorder.close()
-        self._dispatch.close()
-
-
-class _DispatchQueue:
-    """Calls the dispatcher on its own thread, in order, after the delivery is answered.
-
-    An `InMemoryDispatcher` (the embedded runner) is called directly instead: its submit only
-    queues, so the thread hop would cost more than the call.
-
-    Submitting is a hint (the row is durable, the sweeper re-submits what stays pending), so a
-    broker that is slow or down delays neither the acknowledgement nor the next recording.
-    """
-
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self._dispatcher = dispatcher
-        self._in_memory = isinstance(dispatcher, InMemoryDispatcher) and dispatcher.in_memory
-        self._batches = isinstance(dispatcher, BatchDispatcher)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatch")
-
-    def submit(self, rows: list[tuple[int, Delivery]]) -> None:
-        if self._in_memory:
-            # Queues in memory and returns at once: no need for the hop to the dispatch thread.
-            # The parsed bodies come along: processing in this process need not parse again.
-            self._submit_parsed([(row_id, delivery.payload) for row_id, delivery in rows])
-            return
-        row_ids = [row_id for row_id, _ in rows]
-        try:
-            self._executor.submit(self._submit_now, row_ids)
-        except RuntimeError:
-            log.warning("inbox rows %s not dispatched: shutting down (the sweeper will)", row_ids)
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=True)
-
-    def _submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
-        try:
-            cast(InMemoryDispatcher, self._dispatcher).submit_parsed(rows)
-        except Exception as error:
-            log.warning(
-                "dispatch of inbox rows %s failed (the sweeper will retry): %s",
-                [row_id for row_id, _ in rows],
-                _describe(error),
-            )
-
-    def _submit_now(self, row_ids: list[int]) -> None:
-        if self._batches:
-            try:
-                cast(BatchDispatcher, self._dispatcher).submit_many(row_ids)
-            except Exception as error:
-                log.warning(
-                    "dispatch of inbox rows %s failed (the sweeper will retry): %s",
-                    row_ids,
-                    _describe(error),
-                )
-            return
-        for row_id in row_ids:
-            try:
-                self._dispatcher.submit(row_id)
-            except Exception as error:
-                log.warning(
-                    "dispatch of inbox row %d failed (the sweeper will retry): %s",
-                    row_id,
-                    _describe(error),
-                )
 
 
 async def _parse(headers: Mapping[str, str], body: bytes) -> Delivery:
@@ -373,7 +317,7 @@ def _health(inbox: Inbox, mode: str) -> Response:
     try:
         version = inbox.store.current_version()
     except Exception as error:
-        log.error("health check: database unavailable: %s", _describe(error))
+        log.error("health check: database unavailable: %s", describe(error))
         return JSONResponse({"status": "unavailable", "mode": mode}, status_code=503)
     return JSONResponse(
         {
@@ -420,10 +364,3 @@ def _log_outcome(delivery: Delivery, outcome: str, *, level: int = logging.INFO)
 def _loggable(value: str | None) -> str:
     # Unverified header values: bounded and escaped, so they cannot forge log lines.
     return "-" if value is None else repr(value[:100])
-
-
-def _describe(error: BaseException) -> str:
-    """One short line about an error, never the statement parameters (they hold the body)."""
-    cause: Any = error.orig if isinstance(error, StatementError) else error
-    first = (str(cause).strip().splitlines() or [""])[0]
-    return f"{type(cause).__name__}: {first[:200]}"

@@ -24,6 +24,8 @@ from typing import TypeVar
 from app.inbox import Delivery, Inbox
 
 log = logging.getLogger(__name__)
+# The receiver's logger: one line per delivery, whichever process records it.
+delivery_log = logging.getLogger("app.webhooks")
 
 MAX_BATCH = 64
 _T = TypeVar("_T")
@@ -62,9 +64,7 @@ class BatchingRecorder:
         on_answered: Callable[[list[tuple[int, Delivery]]], None] | None = None,
         max_batch: int = MAX_BATCH,
     ) -> None:
-        self._inbox = inbox
-        self._on_recorded = on_recorded
-        self._on_answered = on_answered
+        self._writer = InboxWriter(inbox, on_recorded=on_recorded, on_answered=on_answered)
         self._max_batch = max_batch
         self._queue: queue.SimpleQueue[_Pending | _Stop] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -118,37 +118,80 @@ class BatchingRecorder:
                 return batch, False
 
     def _write(self, batch: list[_Pending]) -> None:
-        try:
-            row_ids = self._inbox.record_many([pending.delivery for pending in batch])
-        except Exception as error:
-            if len(batch) == 1:
-                _settle([(batch[0], error)])
-                return
-            log.warning("inbox batch of %d failed; recording them one by one", len(batch))
-            for pending in batch:
-                self._write([pending])
-            return
-        for pending, row_id in zip(batch, row_ids, strict=True):
-            if row_id is not None:
-                self._guarded(self._on_recorded, pending.delivery)
-        _settle(list(zip(batch, row_ids, strict=True)))
+        self._writer.write(
+            [pending.delivery for pending in batch],
+            lambda outcomes: _settle(list(zip(batch, outcomes, strict=True))),
+        )
+
+
+class InboxWriter:
+    """One batch into the inbox, then everything that follows a commit, in order.
+
+    Commit (a failed batch is retried row by row, so one bad row cannot fail the others);
+    `on_recorded` for each new row (the inline /panic hook, before anyone is answered);
+    `answer` with one outcome per delivery; a log line per delivery; `on_answered` with the
+    new rows. Used by the in-process recorder's thread and by the inbox process alike.
+    """
+
+    def __init__(
+        self,
+        inbox: Inbox,
+        *,
+        on_recorded: Callable[[Delivery], None] | None = None,
+        on_answered: Callable[[list[tuple[int, Delivery]]], None] | None = None,
+    ) -> None:
+        self._inbox = inbox
+        self._on_recorded = on_recorded
+        self._on_answered = on_answered
+
+    def write(self, deliveries: list[Delivery], answer: Callable[[list[Outcome]], None]) -> None:
+        outcomes = self._commit(deliveries)
+        for delivery, outcome in zip(deliveries, outcomes, strict=True):
+            if isinstance(outcome, int):
+                _guarded(self._on_recorded, delivery)
+        _guarded(answer, outcomes)
+        for delivery, outcome in zip(deliveries, outcomes, strict=True):
+            _log_recorded(delivery, outcome)
         new_rows = [
-            (row_id, pending.delivery)
-            for pending, row_id in zip(batch, row_ids, strict=True)
-            if row_id is not None
+            (outcome, delivery)
+            for delivery, outcome in zip(deliveries, outcomes, strict=True)
+            if isinstance(outcome, int)
         ]
         if new_rows:
-            self._guarded(self._on_answered, new_rows)
+            _guarded(self._on_answered, new_rows)
 
-    @staticmethod
-    def _guarded(callback: Callable[[_T], None] | None, value: _T) -> None:
-        if callback is None:
-            return
+    def _commit(self, deliveries: list[Delivery]) -> list[Outcome]:
         try:
-            callback(value)
-        except Exception:
-            # The writer thread must survive anything: every later delivery depends on it.
-            log.exception("inbox writer callback %s failed", getattr(callback, "__name__", "?"))
+            return list(self._inbox.record_many(deliveries))
+        except Exception as error:
+            if len(deliveries) == 1:
+                return [error]
+            log.warning("inbox batch of %d failed; recording them one by one", len(deliveries))
+            return [self._commit([delivery])[0] for delivery in deliveries]
+
+
+def _guarded(callback: Callable[[_T], None] | None, value: _T) -> None:
+    if callback is None:
+        return
+    try:
+        callback(value)
+    except Exception:
+        # The writer must survive anything: every later delivery depends on it.
+        log.exception("inbox writer callback %s failed", getattr(callback, "__name__", "?"))
+
+
+def _log_recorded(delivery: Delivery, outcome: Outcome) -> None:
+    # Errors are logged where the request is answered (503); these are the stored ones.
+    if isinstance(outcome, Exception):
+        return
+    described = "duplicate" if outcome is None else f"accepted id={outcome}"
+    delivery_log.info(
+        "webhook delivery=%s event=%s action=%s outcome=%s",
+        delivery.delivery_id,
+        delivery.event,
+        delivery.action or "-",
+        described,
+    )
 
 
 def _settle(outcomes: list[tuple[_Pending, Outcome]]) -> None:

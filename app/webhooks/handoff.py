@@ -1,0 +1,108 @@
+"""What happens to a delivery once it is committed: the inline hook, then the dispatcher.
+
+Both run wherever the inbox is written (the in-process recorder's thread, or the inbox
+process) and neither can fail a delivery: the row is durable, and the sweeper re-submits
+whatever stays pending.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, cast
+
+from app.dispatch import BatchDispatcher, Dispatcher, InMemoryDispatcher
+from app.inbox import Delivery
+
+log = logging.getLogger("app.webhooks")
+
+InlineHook = Callable[[Delivery], None]
+
+
+def guarded_inline(inline: InlineHook | None) -> InlineHook | None:
+    """The inline hook, made unable to fail the delivery it runs for."""
+    if inline is None:
+        return None
+    hook = inline
+
+    def run_inline(delivery: Delivery) -> None:
+        try:
+            hook(delivery)
+        except Exception:
+            # The delivery is recorded; a broken hook must not make GitHub see a failure.
+            log.exception("inline hook failed for delivery=%s", delivery.delivery_id)
+
+    return run_inline
+
+
+class DispatchQueue:
+    """Calls the dispatcher on its own thread, in order, after the delivery is answered.
+
+    An `InMemoryDispatcher` (the embedded runner) is called directly instead: its submit only
+    queues, so the thread hop would cost more than the call.
+
+    Submitting is a hint (the row is durable, the sweeper re-submits what stays pending), so a
+    broker that is slow or down delays neither the acknowledgement nor the next recording.
+    """
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._dispatcher = dispatcher
+        self._in_memory = isinstance(dispatcher, InMemoryDispatcher) and dispatcher.in_memory
+        self._batches = isinstance(dispatcher, BatchDispatcher)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dispatch")
+
+    def submit(self, rows: list[tuple[int, Delivery]]) -> None:
+        if self._in_memory:
+            # Queues in memory and returns at once: no need for the hop to the dispatch thread.
+            # The parsed bodies come along: processing in this process need not parse again.
+            self._submit_parsed([(row_id, delivery.payload) for row_id, delivery in rows])
+            return
+        row_ids = [row_id for row_id, _ in rows]
+        try:
+            self._executor.submit(self._submit_now, row_ids)
+        except RuntimeError:
+            log.warning("inbox rows %s not dispatched: shutting down (the sweeper will)", row_ids)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    def _submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+        try:
+            cast(InMemoryDispatcher, self._dispatcher).submit_parsed(rows)
+        except Exception as error:
+            log.warning(
+                "dispatch of inbox rows %s failed (the sweeper will retry): %s",
+                [row_id for row_id, _ in rows],
+                describe(error),
+            )
+
+    def _submit_now(self, row_ids: list[int]) -> None:
+        if self._batches:
+            try:
+                cast(BatchDispatcher, self._dispatcher).submit_many(row_ids)
+            except Exception as error:
+                log.warning(
+                    "dispatch of inbox rows %s failed (the sweeper will retry): %s",
+                    row_ids,
+                    describe(error),
+                )
+            return
+        for row_id in row_ids:
+            try:
+                self._dispatcher.submit(row_id)
+            except Exception as error:
+                log.warning(
+                    "dispatch of inbox row %d failed (the sweeper will retry): %s",
+                    row_id,
+                    describe(error),
+                )
+
+
+def describe(error: BaseException) -> str:
+    """One short line about an error, never the statement parameters (they hold the body)."""
+    from sqlalchemy.exc import StatementError
+
+    cause: Any = error.orig if isinstance(error, StatementError) else error
+    first = (str(cause).strip().splitlines() or [""])[0]
+    return f"{type(cause).__name__}: {first[:200]}"
