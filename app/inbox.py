@@ -14,7 +14,6 @@ delivery id when a delivery is redelivered, and shares it among the hooks of one
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,6 +23,7 @@ from sqlalchemy import ColumnElement, Row, and_, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.dml import ReturningInsert
 
+from app import json_body
 from app.store import Store
 from app.store.schema import webhook_inbox
 
@@ -81,7 +81,7 @@ class InboxRow:
 
     def payload(self) -> dict[str, Any]:
         """The JSON object GitHub sent (the receiver stored only objects)."""
-        parsed = json.loads(self.body)
+        parsed = json_body.loads(self.body)
         if not isinstance(parsed, dict):
             raise ValueError(f"inbox row {self.id}: body is not a JSON object")
         return parsed

@@ -199,6 +199,52 @@ def test_sqlite_writer_queues_behind_a_lock_and_reader_does_not(sqlite_settings:
         other.dispose()
 
 
+def test_writers_of_one_process_take_turns_and_an_abandoned_one_gives_its_turn_back(
+    sqlite_settings: Settings,
+) -> None:
+    store = Store.open(sqlite_settings)
+    store.migrate()
+    holding, release = threading.Event(), threading.Event()
+    waited: list[float] = []
+
+    def hold() -> None:
+        with store.session() as session:
+            kv.set_value(session, "first", "1")
+            holding.set()
+            release.wait(10)
+
+    def second() -> None:
+        started = time.monotonic()
+        with store.session() as session:
+            kv.set_value(session, "second", "2")
+        waited.append(time.monotonic() - started)
+
+    holder, follower = threading.Thread(target=hold), threading.Thread(target=second)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        follower.start()
+        time.sleep(0.3)
+        assert not waited, "the second writer must wait for the first"
+        release.set()
+        follower.join(10)
+        assert waited and waited[0] >= 0.3
+        # An abandoned transaction gives its turn back (else the next writer waits 30 s).
+        connection = store.engine.connect()
+        connection.begin()
+        connection.close()
+        started = time.monotonic()
+        with store.session() as session:
+            kv.set_value(session, "third", "3")
+        assert time.monotonic() - started < 1.0
+        with store.read_session() as session:
+            assert kv.all_values(session) == {"first": "1", "second": "2", "third": "3"}
+    finally:
+        release.set()
+        holder.join(10)
+        store.close()
+
+
 def _report_connection_owner(
     engine: Engine, results: multiprocessing.Queue[tuple[int, int]]
 ) -> None:

@@ -7,13 +7,11 @@ in log lines and database keys are checked to be short, plain tokens.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
+from app import json_body
 from app.inbox import Delivery
 
 EVENT_HEADER = "X-GitHub-Event"
@@ -56,23 +54,13 @@ def _header_token(headers: Mapping[str, str], name: str, shape: re.Pattern[str])
 
 def _json_object(body: bytes) -> dict[str, Any]:
     try:
-        # orjson parses a typical payload about five times faster than the standard library.
-        payload = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        # orjson refuses some JSON the standard library takes (integers past 64 bits): only
-        # then ask the standard library, so what is accepted never narrows.
-        payload = _stdlib_json(body)
+        payload = json_body.loads(body)
+    except ValueError:
+        # Invalid JSON, invalid UTF-8, or absurd nesting.
+        raise BadDelivery("body is not valid JSON") from None
     if not isinstance(payload, dict):
         raise BadDelivery("body is not a JSON object")
     return payload
-
-
-def _stdlib_json(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        # ValueError covers invalid JSON and invalid UTF-8; RecursionError absurd nesting.
-        raise BadDelivery("body is not valid JSON") from None
 
 
 def _action(payload: Mapping[str, Any]) -> str:
