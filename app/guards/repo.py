@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.errors import ConfigError, UserError
@@ -26,6 +26,7 @@ from app.guards.changes import (
     Status,
 )
 from app.guards.lines import is_binary, line_delta
+from app.guards.trees import CODE_SUFFIXES, Hit, Side, TreeChangeSet
 from app.repo_config import DEFAULT_SOURCE, MAX_CONFIG_BYTES, RepoConfig, load_repo_config
 from app.workspace.git import isolated_env
 
@@ -276,7 +277,8 @@ def changes_between(
         change, size = _with_content(entry, blobs)
         files.append(change)
         diff_bytes += size
-    return ChangeSet(tuple(files), source, diff_bytes, base, head, links=links)
+    trees = GitTrees(git.repo, base, head)
+    return TreeChangeSet(tuple(files), source, diff_bytes, base, head, links=links, trees=trees)
 
 
 def _has_blob(mode: str) -> bool:
@@ -327,6 +329,89 @@ def _line_count(text: bytes | None, mode: str, counted: int | None) -> int | Non
     if mode == _ZERO_MODE:
         return 0  # the side does not exist: an empty file
     return counted if text is not None else None
+
+
+# Only source files are searched for names (not data or documentation).
+_CODE_PATHSPECS = tuple(f"*{suffix}" for suffix in CODE_SUFFIXES)
+_MAX_TREE_PATH = 4096
+
+
+@dataclass(frozen=True)
+class GitTrees:
+    """The base and head trees of a change, read on demand with an isolated git (a `TreeView`).
+
+    Answers are cached: the same question about the same two trees has the same answer."""
+
+    repo: Path
+    base: str
+    head: str
+    _hits: dict[tuple[Side, tuple[str, ...]], list[Hit]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _texts: dict[tuple[Side, str], str | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _listings: dict[tuple[Side, str], list[str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def _tree(self, side: Side) -> str:
+        return self.base if side == "base" else self.head
+
+    def search(self, side: Side, words: Collection[str]) -> list[Hit]:
+        wanted = tuple(sorted({word for word in words if word and "\n" not in word}))
+        if (side, wanted) not in self._hits:
+            self._hits[side, wanted] = self._search(self._tree(side), wanted) if wanted else []
+        return list(self._hits[side, wanted])
+
+    def _search(self, tree: str, words: Sequence[str]) -> list[Hit]:
+        # --text: a committed .gitattributes must not turn a file "binary" and hide its lines.
+        args = ["grep", "-n", "-z", "-w", "-F", "--text", "--no-color", "--no-textconv"]
+        for word in words:
+            args += ["-e", word]
+        with isolated_git(self.repo) as git:
+            proc = git.run(*args, tree, "--", *_CODE_PATHSPECS)
+        if proc.returncode not in (0, 1):
+            raise GitFailed("git grep failed")
+        return _grep_hits(proc.stdout, tree)
+
+    def text(self, side: Side, path: str) -> str | None:
+        if (side, path) not in self._texts:
+            self._texts[side, path] = self._text(self._tree(side), path)
+        return self._texts[side, path]
+
+    def _text(self, tree: str, path: str) -> str | None:
+        if not path or "\n" in path or len(path) > _MAX_TREE_PATH:
+            return None
+        with isolated_git(self.repo) as git:
+            proc = git.run("cat-file", "blob", f"{tree}:{path}")
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode("utf-8", errors="replace")
+
+    def listing(self, side: Side, directory: str) -> list[str]:
+        if (side, directory) not in self._listings:
+            self._listings[side, directory] = self._listing(self._tree(side), directory)
+        return list(self._listings[side, directory])
+
+    def _listing(self, tree: str, path: str) -> list[str]:
+        with isolated_git(self.repo) as git:
+            out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree, "--", path)
+        return [_path(raw) for raw in out.split(b"\0") if raw]
+
+
+def _grep_hits(out: bytes, tree: str) -> list[Hit]:
+    """`git grep -n -z` output (`<tree>:<path>\\0<line>\\0<text>`) as hits."""
+    hits: list[Hit] = []
+    prefix = f"{tree}:"
+    for record in out.split(b"\n"):
+        parts = record.split(b"\0", 2)
+        if len(parts) != 3 or not parts[1].isdigit():
+            continue
+        name = _path(parts[0])
+        path = name[len(prefix) :] if name.startswith(prefix) else name
+        hits.append(Hit(path, int(parts[1]), parts[2].decode("utf-8", errors="replace")))
+    return hits
 
 
 def snapshot_worktree(git: Git, worktree: Path, base_tree: str) -> str:

@@ -7,7 +7,7 @@ Content-Length over the cap is refused before reading a byte, and a body without
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 MAX_BODY_BYTES = 25 * 1024 * 1024
 
@@ -30,18 +30,11 @@ def check_declared_length(header: str | None, cap: int) -> None:
         raise BodyTooLarge(f"declared {header} bytes")
 
 
-async def read_capped(
-    chunks: AsyncIterator[bytes], cap: int, on_chunk: Callable[[bytes], None]
-) -> bytes:
-    """The whole body, if it stays within `cap`; stops reading at the first chunk past it.
-
-    `on_chunk` sees every chunk as it arrives (the signature check hashes along the way).
-    """
+async def read_capped(chunks: AsyncIterator[bytes], cap: int) -> bytes:
+    """The whole body, if it stays within `cap`; stops reading at the first chunk past it."""
     received = bytearray()
     async for chunk in chunks:
         if len(received) + len(chunk) > cap:
             raise BodyTooLarge(f"more than {cap} bytes")
-        if chunk:
-            on_chunk(chunk)
-            received += chunk
+        received += chunk
     return bytes(received)

@@ -1,16 +1,17 @@
 """The webhook receiver: an ASGI app that verifies, records, and acknowledges GitHub deliveries.
 
 Order of checks, cheapest and least trusting first: a declared body over the cap (413); a
-missing or malformed X-Hub-Signature-256 (401, SHA-1 alone is refused); the body, read in
-chunks up to the cap (413) and hashed as it arrives; the signature compared in constant time
-(401). Only then is anything parsed: GitHub's headers and a JSON object body (400 otherwise).
+missing or malformed X-Hub-Signature-256 (401, SHA-1 alone is refused); the body, read up to
+the cap (413); the signature compared in constant time (401). Only then is anything parsed:
+GitHub's headers and a JSON object body (400 otherwise).
 
-A valid delivery is committed to the durable inbox before it is answered; concurrent
-deliveries share one commit (`recorder.BatchingRecorder`). Right after the commit, and before
-the answer, the inline hook runs (the /panic path, which must act before anything is queued).
-After the answer, a dispatch thread hands the new row to the dispatcher. Neither can fail the
-request: the row is durable and the sweeper re-submits what stays pending, so a slow or absent
-broker delays neither the 202 nor the next delivery.
+A valid delivery goes to a `Recorder` and is answered once it is committed to the durable
+inbox; concurrent deliveries share one commit. Right after the commit, and before the answer,
+the inline hook runs (the /panic path, which must act before anything is queued); after it,
+the new row goes to the dispatcher. Neither can fail the request: the row is durable and the
+sweeper re-submits what stays pending, so a slow or absent broker delays neither the 202 nor
+the next delivery. `ourobot serve` records in its inbox process (`inbox_process`); tests and
+embedders can record in this process (`InProcessRecorder`).
 
 Every event except `ping` is recorded (202); the router decides which events matter, so an
 event the receiver has never heard of is kept for it rather than dropped here. `ping` is
@@ -49,7 +50,8 @@ from app.webhooks.body import (
 from app.webhooks.delivery import DELIVERY_HEADER, EVENT_HEADER, BadDelivery, parse_delivery
 from app.webhooks.handoff import DispatchQueue, InlineHook, describe, guarded_inline
 from app.webhooks.recorder import BatchingRecorder
-from app.webhooks.signature import SIGNATURE_HEADER, SignatureCheck, parse_signature
+from app.webhooks.signature import SIGNATURE_HEADER, parse_signature
+from app.webhooks.signature import matches as signature_matches
 
 log = logging.getLogger("app.webhooks")
 
@@ -271,14 +273,15 @@ class _Receiver:
         claimed = parse_signature(signatures[0]) if len(signatures) == 1 else None
         if claimed is None:
             return _reject(headers, 401, _why_unsigned(headers, signatures))
-        check = SignatureCheck(self._secret, claimed)
         try:
-            body = await read_capped(_body_chunks(receive), self._max_body_bytes, check.update)
+            body = await read_capped(_body_chunks(receive), self._max_body_bytes)
         except BodyTooLarge:
             return _reject(headers, 413, "body larger than 25 MB")
         except ClientDisconnect:
             return _reject(headers, 400, "client disconnected before the body ended")
-        if not check.matches():
+        # One-shot over the whole body: streaming through `hmac.HMAC` costs more Python per
+        # delivery than the hashing itself, and the body is kept in memory anyway.
+        if not signature_matches(self._secret, body, claimed):
             return _reject(headers, 401, f"{SIGNATURE_HEADER} does not match the body")
         try:
             delivery = await _parse(headers.github, body)

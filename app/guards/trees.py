@@ -1,0 +1,86 @@
+"""The two whole trees behind a change, for rules that need more evidence than the diff shows.
+
+A `ChangeSet` computed from a repository (`--repo`, the Action, the check run, an implementer's
+worktree) is a `TreeChangeSet`: it carries a `TreeView` that can read any file of the base or
+head tree and search them. A unified diff (`--diff`) has no trees; rules that need them then
+judge from the diff alone, and where it cannot prove something, they assume the stricter case.
+
+The view is read lazily, only by the rules that need it and only for the few changes where the
+diff alone already shows the evidence is worth looking for (see `app.guards.subjects`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from app.guards.changes import ChangeSet
+
+Side = Literal["base", "head"]
+# The files `TreeView.search` looks in: source code of any language, not data or documentation.
+CODE_SUFFIXES = tuple(
+    "." + suffix
+    for suffix in (
+        "py",
+        "pyi",
+        "go",
+        "js",
+        "cjs",
+        "mjs",
+        "jsx",
+        "ts",
+        "tsx",
+        "mts",
+        "cts",
+        "rb",
+        "rs",
+        "java",
+        "kt",
+        "scala",
+        "cs",
+        "swift",
+        "php",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "ex",
+        "exs",
+    )
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One line of a tree that holds a searched word."""
+
+    path: str
+    number: int
+    text: str
+
+
+class TreeView(Protocol):
+    def search(self, side: Side, words: Collection[str]) -> list[Hit]:
+        """Lines of `side` that hold any of `words` as a whole word (fixed strings)."""
+        ...
+
+    def text(self, side: Side, path: str) -> str | None:
+        """A file's text on `side`; None when it is absent or not a regular file."""
+        ...
+
+    def listing(self, side: Side, directory: str) -> list[str]:
+        """The paths of every file under `directory` on `side` (recursively)."""
+        ...
+
+
+@dataclass(frozen=True)
+class TreeChangeSet(ChangeSet):
+    """A `ChangeSet` whose base and head trees can be read."""
+
+    trees: TreeView | None = None
+
+
+def trees_of(changes: ChangeSet) -> TreeView | None:
+    return changes.trees if isinstance(changes, TreeChangeSet) else None
