@@ -1,14 +1,18 @@
 """Turning a verified request (headers + raw body) into a `Delivery`, or a 400 reason.
 
-Runs only after the signature matched. The body must be a JSON object; the event and delivery
-id come from GitHub's headers, the action and installation from the payload. Values that end up
-in log lines and database keys are checked to be short, plain tokens.
+Runs only after the signature matched, in two steps: the headers where the request is answered
+(`parse_headers`, cheap), the body where the delivery is recorded (`parse_body`: in
+`ourobot serve` that is the inbox process, which keeps the JSON parsing off the process that
+acknowledges webhooks). The body must be a JSON object; the event and delivery id come from
+GitHub's headers, the action and installation from the payload. Values that end up in log
+lines and database keys are checked to be short, plain tokens.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from app import json_body
@@ -28,17 +32,36 @@ class BadDelivery(Exception):
     """A signed request that is still not a usable delivery (answered with 400)."""
 
 
+@dataclass(frozen=True)
+class Received:
+    """A request whose signature and headers checked out; its body is not parsed yet."""
+
+    delivery_id: str
+    event: str
+    body: bytes
+
+
 def parse_delivery(headers: Mapping[str, str], body: bytes) -> Delivery:
     """The delivery described by GitHub's headers and a verified JSON body."""
+    return parse_body(parse_headers(headers, body))
+
+
+def parse_headers(headers: Mapping[str, str], body: bytes) -> Received:
+    """The event and delivery id GitHub's headers name; BadDelivery if either is unusable."""
     event = _header_token(headers, EVENT_HEADER, _EVENT)
     delivery_id = _header_token(headers, DELIVERY_HEADER, _DELIVERY_ID)
-    payload = _json_object(body)
+    return Received(delivery_id, event, body)
+
+
+def parse_body(received: Received) -> Delivery:
+    """The delivery, with its action and installation from the JSON object body."""
+    payload = _json_object(received.body)
     return Delivery(
-        delivery_id=delivery_id,
-        event=event,
+        delivery_id=received.delivery_id,
+        event=received.event,
         action=_action(payload),
         installation_id=_installation_id(payload),
-        body=body,
+        body=received.body,
         payload=payload,
     )
 

@@ -34,9 +34,10 @@ from typing import Any
 
 from app.dispatch import Closable, Dispatcher
 from app.errors import ConfigError
-from app.inbox import Delivery, Inbox
+from app.inbox import Inbox
 from app.settings import Settings
 from app.store import Store
+from app.webhooks.delivery import BadDelivery, Received
 from app.webhooks.handoff import DispatchQueue, InlineHook, describe, guarded_inline
 from app.webhooks.recorder import MAX_BATCH, InboxWriter, Outcome
 
@@ -48,6 +49,7 @@ Components = Callable[[Settings, Store], tuple[Dispatcher, InlineHook | None]]
 
 _LENGTH = struct.Struct("!I")
 _READY = "ready"
+_BAD, _ERROR = "bad", "error"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
 RESTART_DELAY_S = 1.0
@@ -127,20 +129,14 @@ class InboxProcess:
             raise
         return process, ours
 
-    async def record(self, delivery: Delivery) -> int | None:
+    async def record(self, received: Received) -> int | None:
         channel = await self._connected()
         outcome = await channel.send(
-            next(self._seq),
-            (
-                delivery.delivery_id,
-                delivery.event,
-                delivery.action,
-                delivery.installation_id,
-                delivery.body,
-            ),
+            next(self._seq), (received.delivery_id, received.event, received.body)
         )
-        if isinstance(outcome, str):
-            raise InboxUnavailable(outcome)
+        if isinstance(outcome, tuple):
+            kind, text = outcome
+            raise BadDelivery(text) if kind == _BAD else InboxUnavailable(text)
         return outcome
 
     async def _connected(self) -> _Channel:
@@ -259,27 +255,25 @@ class _Channel(asyncio.Protocol):
     def __init__(self) -> None:
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray()
-        self._waiting: dict[int, asyncio.Future[Outcome | str]] = {}
+        self._waiting: dict[int, asyncio.Future[int | tuple[str, str] | None]] = {}
         self._outgoing: list[bytes] = []
         self.lost = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]
 
-    async def send(self, seq: int, fields: tuple[Any, ...]) -> int | str | None:
+    async def send(self, seq: int, fields: tuple[Any, ...]) -> int | tuple[str, str] | None:
         if self.lost or self._transport is None:
             raise InboxUnavailable("the inbox process stopped")
         loop = asyncio.get_running_loop()
-        answer: asyncio.Future[Outcome | str] = loop.create_future()
+        answer: asyncio.Future[int | tuple[str, str] | None] = loop.create_future()
         self._waiting[seq] = answer
         # Frames of the same loop iteration go out in one write: a send to the child costs a
         # system call and a wake-up, which showed as the HTTP process's largest single cost.
         if not self._outgoing:
             loop.call_soon(self._flush)
         self._outgoing.append(_frame((seq, fields)))
-        outcome = await answer
-        assert not isinstance(outcome, Exception)  # errors cross the socket as text
-        return outcome
+        return await answer
 
     def _flush(self) -> None:
         outgoing, self._outgoing = self._outgoing, []
@@ -339,8 +333,8 @@ def _serve_socket(sock: socket.socket, writer: InboxWriter) -> None:
     expected = 1
     while (batch := _next_batch(sock, buffer, expected)) is not None:
         seqs = [seq for seq, _ in batch]
-        deliveries = [_delivery(fields) for _, fields in batch]
-        writer.write(deliveries, functools.partial(_reply, sock, seqs))
+        received = [_received(fields) for _, fields in batch]
+        writer.write(received, functools.partial(_reply, sock, seqs))
         expected = len(batch)
 
 
@@ -375,14 +369,21 @@ def _next_batch(
     return batch
 
 
-def _delivery(fields: tuple[Any, ...]) -> Delivery:
-    delivery_id, event, action, installation_id, body = fields
-    return Delivery(delivery_id, event, action, installation_id, body)
+def _received(fields: tuple[Any, ...]) -> Received:
+    delivery_id, event, body = fields
+    return Received(delivery_id, event, body)
 
 
 def _reply(sock: socket.socket, seqs: list[int], outcomes: list[Outcome]) -> None:
-    answers = [
-        (seq, describe(outcome) if isinstance(outcome, Exception) else outcome)
-        for seq, outcome in zip(seqs, outcomes, strict=True)
-    ]
-    sock.sendall(_frame(answers))
+    sock.sendall(
+        _frame([(seq, _wire(outcome)) for seq, outcome in zip(seqs, outcomes, strict=True)])
+    )
+
+
+def _wire(outcome: Outcome) -> int | tuple[str, str] | None:
+    """An outcome as it crosses the socket: errors as (kind, one line), never the exception."""
+    if isinstance(outcome, BadDelivery):
+        return (_BAD, str(outcome))
+    if isinstance(outcome, Exception):
+        return (_ERROR, describe(outcome))
+    return outcome

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -37,7 +37,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.dispatch import Dispatcher
 from app.errors import ConfigError
-from app.inbox import Delivery, Inbox
+from app.inbox import Inbox
 from app.settings import Settings
 from app.store import latest_version
 from app.webhooks.body import (
@@ -47,7 +47,14 @@ from app.webhooks.body import (
     check_declared_length,
     read_capped,
 )
-from app.webhooks.delivery import DELIVERY_HEADER, EVENT_HEADER, BadDelivery, parse_delivery
+from app.webhooks.delivery import (
+    DELIVERY_HEADER,
+    EVENT_HEADER,
+    BadDelivery,
+    Received,
+    parse_body,
+    parse_headers,
+)
 from app.webhooks.handoff import DispatchQueue, InlineHook, describe, guarded_inline
 from app.webhooks.recorder import BatchingRecorder
 from app.webhooks.signature import SIGNATURE_HEADER, parse_signature
@@ -59,14 +66,14 @@ WEBHOOK_PATH = "/api/github/webhooks"
 HEALTH_PATH = "/healthz"
 PING_EVENT = "ping"
 _SHA1_HEADER = "X-Hub-Signature"
-INLINE_PARSE_BYTES = 256 * 1024
 
 
 class Recorder(Protocol):
     """Makes a verified delivery durable; what the receiver awaits before it answers."""
 
-    async def record(self, delivery: Delivery) -> int | None:
-        """The new row id, or None for a duplicate; raises when the inbox cannot be written."""
+    async def record(self, received: Received) -> int | None:
+        """The new row id, or None for a duplicate; BadDelivery for a body that is not a
+        usable delivery (400); any other exception when the inbox cannot be written (503)."""
         ...
 
     def close(self) -> None:
@@ -85,8 +92,8 @@ class InProcessRecorder:
             inbox, on_recorded=guarded_inline(inline), on_answered=self._dispatch.submit
         )
 
-    async def record(self, delivery: Delivery) -> int | None:
-        return await self._batching.record(delivery)
+    async def record(self, received: Received) -> int | None:
+        return await self._batching.record(received)
 
     def close(self) -> None:
         self._batching.close()
@@ -284,22 +291,22 @@ class _Receiver:
         if not signature_matches(self._secret, body, claimed):
             return _reject(headers, 401, f"{SIGNATURE_HEADER} does not match the body")
         try:
-            delivery = await _parse(headers.github, body)
+            received = parse_headers(headers.github, body)
         except BadDelivery as problem:
             return _reject(headers, 400, str(problem))
-        return await self._accept(delivery)
-
-    async def _accept(self, delivery: Delivery) -> _Answer:
-        if delivery.event == PING_EVENT:
-            _log_outcome(delivery, "pong")
-            return _PONG
         try:
-            # Durable (and past the inline hook) when this returns.
-            row_id = await self._recorder.record(delivery)
+            if received.event == PING_EVENT:
+                parse_body(received)  # a ping is answered here: its body is checked here
+                _log_outcome(received, "pong")
+                return _PONG
+            # Durable (and past the inline hook) when this returns. The recorder parses the
+            # body (400 when unusable), logs each stored delivery and dispatches new rows.
+            row_id = await self._recorder.record(received)
+        except BadDelivery as problem:
+            return _reject(headers, 400, str(problem))
         except Exception as error:
-            _log_outcome(delivery, f"inbox unavailable: {describe(error)}", level=logging.ERROR)
+            _log_outcome(received, f"inbox unavailable: {describe(error)}", level=logging.ERROR)
             return _UNAVAILABLE
-        # The recorder logs each stored delivery and hands new rows to the dispatcher.
         if row_id is None:
             return _DUPLICATE
         return _Answer(202, b'{"status":"accepted","id":%d}' % row_id)
@@ -307,13 +314,6 @@ class _Receiver:
     def close(self) -> None:
         """Finish queued inbox writes and submissions."""
         self._recorder.close()
-
-
-async def _parse(headers: Mapping[str, str], body: bytes) -> Delivery:
-    # Typical payloads parse in well under a millisecond; only a big one is worth a thread.
-    if len(body) <= INLINE_PARSE_BYTES:
-        return parse_delivery(headers, body)
-    return await anyio.to_thread.run_sync(parse_delivery, headers, body)
 
 
 def _health(inbox: Inbox, mode: str) -> Response:
@@ -353,13 +353,12 @@ def _reject(headers: _Headers, status: int, reason: str) -> _Answer:
     return _Answer.of(status, {"status": "rejected", "reason": reason})
 
 
-def _log_outcome(delivery: Delivery, outcome: str, *, level: int = logging.INFO) -> None:
+def _log_outcome(received: Received, outcome: str, *, level: int = logging.INFO) -> None:
     log.log(
         level,
-        "webhook delivery=%s event=%s action=%s outcome=%s",
-        delivery.delivery_id,
-        delivery.event,
-        delivery.action or "-",
+        "webhook delivery=%s event=%s action=- outcome=%s",
+        received.delivery_id,
+        received.event,
         outcome,
     )
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from app.inbox import Delivery, Inbox
+from app.webhooks.delivery import BadDelivery, Received, parse_body
 
 log = logging.getLogger(__name__)
 # The receiver's logger: one line per delivery, whichever process records it.
@@ -37,7 +38,7 @@ _Answer = asyncio.Future[int | None]
 
 @dataclass(frozen=True)
 class _Pending:
-    delivery: Delivery
+    received: Received
     loop: asyncio.AbstractEventLoop
     answer: _Answer
 
@@ -70,12 +71,13 @@ class BatchingRecorder:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
-    async def record(self, delivery: Delivery) -> int | None:
-        """The new row id, or None for a duplicate; raises what the database raised."""
+    async def record(self, received: Received) -> int | None:
+        """The new row id, or None for a duplicate; raises BadDelivery for an unusable body,
+        or what the database raised."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[int | None] = loop.create_future()
         self._ensure_writer()
-        self._queue.put(_Pending(delivery, loop, answer))
+        self._queue.put(_Pending(received, loop, answer))
         return await answer
 
     def close(self) -> None:
@@ -119,7 +121,7 @@ class BatchingRecorder:
 
     def _write(self, batch: list[_Pending]) -> None:
         self._writer.write(
-            [pending.delivery for pending in batch],
+            [pending.received for pending in batch],
             lambda outcomes: _settle(list(zip(batch, outcomes, strict=True))),
         )
 
@@ -144,21 +146,25 @@ class InboxWriter:
         self._on_recorded = on_recorded
         self._on_answered = on_answered
 
-    def write(self, deliveries: list[Delivery], answer: Callable[[list[Outcome]], None]) -> None:
-        outcomes = self._commit(deliveries)
-        for delivery, outcome in zip(deliveries, outcomes, strict=True):
-            if isinstance(outcome, int):
-                _guarded(self._on_recorded, delivery)
-        _guarded(answer, outcomes)
-        for delivery, outcome in zip(deliveries, outcomes, strict=True):
-            _log_recorded(delivery, outcome)
-        new_rows = [
-            (outcome, delivery)
-            for delivery, outcome in zip(deliveries, outcomes, strict=True)
-            if isinstance(outcome, int)
+    def write(self, batch: list[Received], answer: Callable[[list[Outcome]], None]) -> None:
+        """Parse, commit, hook, answer (one outcome per item, in order), log, hand off."""
+        parsed = [_parsed(received) for received in batch]
+        deliveries = [item for item in parsed if isinstance(item, Delivery)]
+        committed = iter(self._commit(deliveries) if deliveries else [])
+        outcomes = [next(committed) if isinstance(item, Delivery) else item for item in parsed]
+        recorded = [
+            (outcome, item)
+            for item, outcome in zip(parsed, outcomes, strict=True)
+            if isinstance(item, Delivery) and isinstance(outcome, int)
         ]
-        if new_rows:
-            _guarded(self._on_answered, new_rows)
+        for _, delivery in recorded:
+            _guarded(self._on_recorded, delivery)
+        _guarded(answer, outcomes)
+        for item, outcome in zip(parsed, outcomes, strict=True):
+            if isinstance(item, Delivery):
+                _log_recorded(item, outcome)
+        if recorded:
+            _guarded(self._on_answered, recorded)
 
     def _commit(self, deliveries: list[Delivery]) -> list[Outcome]:
         try:
@@ -168,6 +174,13 @@ class InboxWriter:
                 return [error]
             log.warning("inbox batch of %d failed; recording them one by one", len(deliveries))
             return [self._commit([delivery])[0] for delivery in deliveries]
+
+
+def _parsed(received: Received) -> Delivery | BadDelivery:
+    try:
+        return parse_body(received)
+    except BadDelivery as problem:
+        return problem
 
 
 def _guarded(callback: Callable[[_T], None] | None, value: _T) -> None:

@@ -13,18 +13,18 @@ import pytest
 from sqlalchemy import select
 
 from app.errors import ConfigError
-from app.inbox import Delivery
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import webhook_inbox
+from app.webhooks.delivery import BadDelivery, Received
 from app.webhooks.inbox_process import InboxProcess, InboxUnavailable
 from tests.receiver import inbox_components
 
 pytestmark = pytest.mark.slow
 
 
-def delivery(name: str, event: str = "issues") -> Delivery:
-    return Delivery(name, event, "opened", 7, b'{"action": "opened"}')
+def delivery(name: str, event: str = "issues") -> Received:
+    return Received(name, event, b'{"action": "opened", "installation": {"id": 7}}')
 
 
 @pytest.fixture
@@ -62,6 +62,18 @@ def test_records_in_the_child_and_answers_ids_and_duplicates(
     assert again is None
     assert inbox_process.pid not in (None, os.getpid())
     assert sorted(stored(store)) == ["a", "a"]
+
+
+def test_a_body_that_is_no_delivery_is_refused_by_the_child_and_not_stored(
+    inbox_process: InboxProcess, store: Store
+) -> None:
+    async def scenario() -> None:
+        with pytest.raises(BadDelivery, match="not a JSON object"):
+            await inbox_process.record(Received("bad", "issues", b"[1, 2]"))
+        assert await inbox_process.record(delivery("good")) is not None
+
+    asyncio.run(scenario())
+    assert stored(store) == ["good"]
 
 
 def test_many_concurrent_requests_each_get_their_own_answer(
