@@ -6,7 +6,8 @@ A removed test definition is matched, in this order, to an added one
 2. with an identical body under another name (a rename; both bodies wholly in the change).
 An added test can stand for a removed one only in the same file or in a file the runner
 collects: a test "moved" into a fixture or helper file is gone. Removed tests that were skipped
-unconditionally anyway are not counted (they ran nowhere).
+anyway are not counted (they ran nowhere): unconditionally, or by a version condition that
+holds on every Python the project supports.
 
 What is left unmatched in a file is set against the new tests the same file gains, a
 parametrized test counting one per literal case. A file whose removed tests mostly (at least
@@ -22,11 +23,13 @@ from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.guards.changes import FileChange
+from app.guards.changes import FileChange, Line
+from app.guards.skip_conditions import Floor, decorator_skips_everywhere
 from app.guards.suite import (
     Definition,
     collects_tests,
     definitions,
+    indent,
     is_conftest,
     is_test_path,
     skipped_definitions,
@@ -60,7 +63,9 @@ class Relocations:
     carried: set[tuple[int, str]] = field(default_factory=set)
 
 
-def relocate(files: Sequence[FileChange]) -> Relocations:
+def relocate(files: Sequence[FileChange], floor: Floor | None = None) -> Relocations:
+    """Where every removed test went. `floor`, the oldest Python the project supports, lets
+    a test skipped on all of them count as skipped."""
     removed = {
         index: definitions(change.removed, change.old_line_count)
         for index, change in enumerate(files)
@@ -74,7 +79,7 @@ def relocate(files: Sequence[FileChange]) -> Relocations:
     collected = {i for i in added if collects_tests(files[i].new_path or "")}
     result = Relocations(removed=removed)
     pool = _Pool(added, collected)
-    unmatched = _match(files, removed, pool, result)
+    unmatched = _match(files, removed, pool, result, floor)
     left = pool.left()
     fresh = {index: sum(d.cases for d in defs) for index, defs in left.items()}
     deficits = {
@@ -136,6 +141,7 @@ def _match(
     removed: dict[int, list[Definition]],
     pool: _Pool,
     result: Relocations,
+    floor: Floor | None,
 ) -> dict[int, list[Definition]]:
     """Pair removed tests with added ones by name, then by body; return, per file, the
     unpaired ones that ran."""
@@ -145,13 +151,47 @@ def _match(
             if not _carry(pool, index, old, result, by_body=False):
                 pending.append((index, old))
     unmatched: dict[int, list[Definition]] = defaultdict(list)
-    skipped = {i: skipped_definitions(defs, files[i].removed) for i, defs in removed.items()}
+    skipped = {
+        i: skipped_definitions(defs, files[i].removed)
+        | _skipped_where_supported(defs, files[i].removed, floor)
+        for i, defs in removed.items()
+    }
     for index, old in pending:
         if _carry(pool, index, old, result, by_body=True):
             continue
         if old.line.number not in skipped[index]:
             unmatched[index].append(old)
     return unmatched
+
+
+def _skipped_where_supported(
+    defs: Sequence[Definition], lines: Sequence[Line], floor: Floor | None
+) -> set[int]:
+    """Header lines of the definitions whose own `skipif` decorators (in the same run of
+    lines) skip them on every platform and every Python from `floor` on."""
+    if floor is None:
+        return set()
+    position = {line.number: index for index, line in enumerate(lines)}
+    found: set[int] = set()
+    for definition in defs:
+        index = position[definition.line.number]
+        if any(decorator_skips_everywhere(lines, d, floor) for d in _decorators(lines, index)):
+            found.add(definition.line.number)
+    return found
+
+
+def _decorators(lines: Sequence[Line], index: int) -> list[int]:
+    """Positions of the decorator lines (`@...`) right above `lines[index]`, same run."""
+    header = indent(lines[index].text)
+    found: list[int] = []
+    while index > 0 and lines[index - 1].number == lines[index].number - 1:
+        index -= 1
+        stripped = lines[index].text.strip()
+        if not stripped or (indent(lines[index].text) <= header and stripped[0] not in "@)]"):
+            break
+        if stripped.startswith("@") and indent(lines[index].text) == header:
+            found.append(index)
+    return found
 
 
 def _carry(pool: _Pool, home: int, old: Definition, result: Relocations, *, by_body: bool) -> bool:

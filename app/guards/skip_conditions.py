@@ -1,12 +1,17 @@
 """Whether a conditional skip still lets the test run on Linux, where ourobot's sandbox (and
 nearly every CI) runs the suite: `skipif(sys.platform == "win32")` does, `skipif(True)`,
-`skipif(sys.platform.startswith("linux"))` and `skipif(SOME_FLAG)` do not.
+`skipif(sys.platform.startswith("linux"))` and `skipif(SOME_FLAG)` do not. And whether a skip
+applies on every Python the project supports (`skipif(sys.version_info >= (3, 10))` in a
+project that requires Python 3.10), so the test it marks ran nowhere.
 
-Only platform conditions are understood (`sys.platform`, `os.name`, `platform.system()`,
+Understood: platform conditions (`sys.platform`, `os.name`, `platform.system()`,
 `platform.python_implementation()`, `sys.implementation.name`, Go's `runtime.GOOS`, Node's
-`process.platform`), compared with string literals, combined with `and`/`or`/`not`. Any other
-condition (a Python version, an installed package, an environment variable, a project flag)
-may hold wherever the suite runs, so it is not "elsewhere only". The text is parsed with
+`process.platform`) compared with string literals; the interpreter build (a free-threaded
+build, `sysconfig.get_config_var("Py_GIL_DISABLED")`, is not the standard CPython the suite
+runs on); `sys.version_info` (or a slice of it) compared with a tuple of integers, against the
+oldest Python the project supports when that is known; all combined with `and`/`or`/`not` and
+`bool(...)`. Any other condition (an installed package, an environment variable, a project
+flag) may hold wherever the suite runs, so it is not "elsewhere only". The text is parsed with
 `ast`, never evaluated.
 """
 
@@ -15,10 +20,18 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
 
-from app.guards.changes import Line
+from app.guards.changes import FileChange, Line
 from app.guards.suite import indent
+from app.guards.trees import TreeView
+
+Version = tuple[int, int]
+# The oldest Python the project supports, looked up only when a condition asks (it may take a
+# read of the base tree).
+Floor = Callable[[], Version | None]
 
 _SUBJECTS = frozenset(
     {
@@ -64,6 +77,12 @@ _ELSEWHERE = frozenset(
         "plan9",
     }
 )
+# `requires-python = ">=3.10"` (pyproject.toml), `python_requires = >=3.10` (setup.cfg/setup.py).
+_REQUIRES_PYTHON = re.compile(
+    r"""^\s*(?:requires-python|python_requires)\s*=\s*["']?\s*>=\s*(\d+)\.(\d+)\b"""
+)
+_PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+_VERSION_SUBJECT = "sys.version_info"
 _MAX_CHARS = 4000
 _MAX_LINES = 20
 # `if cond:`, `elif cond:`, Go's `if cond {`, JavaScript's `} else if (cond) {`.
@@ -72,28 +91,86 @@ _IF = re.compile(r"^\s*(?:\}\s*)?(?:else\s+if|elif|if)\b(?P<cond>.+?)[:{]\s*$")
 _INLINE_IF = re.compile(r"^\s*if\b(?P<cond>.+?):\s*\S")
 
 
-def decorator_skips_elsewhere_only(lines: Sequence[Line], index: int) -> bool:
+@dataclass(frozen=True)
+class _Assumptions:
+    """What is taken as known when judging a condition: Linux with the standard CPython build
+    (where the suite runs), and the oldest Python the project supports."""
+
+    linux: bool
+    floor: Floor | None
+
+
+def decorator_skips_elsewhere_only(
+    lines: Sequence[Line], index: int, floor: Floor | None = None
+) -> bool:
     """A skip decorator or marker assignment starting at `lines[index]` (`@pytest.mark.skipif
     (...)`, `@unittest.skipIf(...)`, `@unittest.skipUnless(...)`, `pytestmark = ...`), read up
-    to where its parentheses close in the same run of lines."""
+    to where its parentheses close in the same run of lines, that never skips on Linux (on any
+    Python from `floor` on, when given)."""
+    return _decorator_skips(lines, index, _Assumptions(linux=True, floor=floor)) is False
+
+
+def decorator_skips_everywhere(lines: Sequence[Line], index: int, floor: Floor) -> bool:
+    """A `skipif`/`skipIf`/`skipUnless` decorator at `lines[index]` whose condition skips on
+    every platform and every Python from `floor` on (an `xfail` still runs the test)."""
+    assumptions = _Assumptions(linux=False, floor=floor)
+    return _decorator_skips(lines, index, assumptions, xfail=False) is True
+
+
+def _decorator_skips(
+    lines: Sequence[Line], index: int, assumptions: _Assumptions, *, xfail: bool = True
+) -> bool | None:
+    """Whether the decorator at `lines[index]` skips under `assumptions`; None when unknown."""
     text = _balanced(lines, index)
     if text is None:
-        return False
+        return None
     text = textwrap.dedent(text).strip().removeprefix("@")
     if re.match(r"^pytestmark\s*=", text):
         text = text.split("=", 1)[1].strip()
     call = _parse(text)
     if not isinstance(call, ast.Call):
-        return False
+        return None
     name = _dotted(call.func) or ""
     condition = _condition(call)
     if condition is None:
-        return False
-    if name.endswith(("skipif", "skipIf", "xfail")):
-        return _false_on_linux(condition)
+        return None
+    truth = _truth(condition, assumptions)
+    if name.endswith(("skipif", "skipIf")) or (xfail and name.endswith("xfail")):
+        return truth
     if name.endswith("skipUnless"):
-        return _true_on_linux(condition)
-    return False
+        return None if truth is None else not truth
+    return None
+
+
+def supported_python(files: Sequence[FileChange], trees: TreeView | None) -> Floor:
+    """The oldest Python the project supported before the change (`requires-python` in the
+    base's pyproject.toml, or `python_requires` in setup.cfg/setup.py): the removed lines of a
+    change to those files show it, else the base tree does. The base's, not the head's: a
+    change cannot declare its own way out of old Pythons. Read when first asked."""
+
+    @cache
+    def floor() -> Version | None:
+        for name in _PROJECT_FILES:
+            for change in files:
+                if change.old_path == name:
+                    found = _floor_in(line.text for line in change.removed)
+                    if found is not None:
+                        return found
+            text = trees.text("base", name) if trees is not None else None
+            found = _floor_in(text.splitlines()) if text is not None else None
+            if found is not None:
+                return found
+        return None
+
+    return floor
+
+
+def _floor_in(lines: Iterable[str]) -> Version | None:
+    for text in lines:
+        match = _REQUIRES_PYTHON.match(text)
+        if match is not None:
+            return int(match.group(1)), int(match.group(2))
+    return None
 
 
 def body_skip_elsewhere_only(lines: Sequence[Line], index: int) -> bool:
@@ -119,7 +196,8 @@ def body_skip_elsewhere_only(lines: Sequence[Line], index: int) -> bool:
 
 def _condition_false_on_linux(text: str) -> bool:
     expression = _parse(_from_c_like(text))
-    return expression is not None and _false_on_linux(expression)
+    linux = _Assumptions(linux=True, floor=None)
+    return expression is not None and _truth(expression, linux) is False
 
 
 def _balanced(lines: Sequence[Line], index: int) -> str | None:
@@ -181,32 +259,84 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _false_on_linux(node: ast.expr) -> bool:
-    return _truth_on_linux(node) is False
-
-
-def _true_on_linux(node: ast.expr) -> bool:
-    return _truth_on_linux(node) is True
-
-
-def _truth_on_linux(node: ast.expr) -> bool | None:
-    """True or False when the condition's value on Linux/CPython is certain, else None."""
+def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
+    """True or False when the condition's value is certain under `assumptions`, else None."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = _truth_on_linux(node.operand)
+        inner = _truth(node.operand, assumptions)
         return None if inner is None else not inner
     if isinstance(node, ast.BoolOp):
-        truths = [_truth_on_linux(value) for value in node.values]
+        truths = [_truth(value, assumptions) for value in node.values]
         if isinstance(node.op, ast.And):
             return False if False in truths else (True if all(truths) else None)
         return True if True in truths else (False if all(t is False for t in truths) else None)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        versions = _version_comparison(node, assumptions.floor)
+        if versions is not None or not assumptions.linux:
+            return versions
         return _comparison(node.left, node.ops[0], node.comparators[0])
+    arguments = _call_arguments(node, "bool")
+    if arguments is not None and len(arguments) == 1:
+        return _truth(arguments[0], assumptions)
+    if not assumptions.linux:
+        return None
+    build = _build_truth(node)
+    return build if build is not None else _startswith_truth(node)
+
+
+def _call_arguments(node: ast.expr, name: str) -> list[ast.expr] | None:
+    """The positional arguments of a call to `name` (no keywords), else None."""
+    if isinstance(node, ast.Call) and not node.keywords and _dotted(node.func) == name:
+        return node.args
+    return None
+
+
+def _build_truth(node: ast.expr) -> bool | None:
+    """The interpreter build: the standard CPython has the GIL (a free-threaded build does
+    not)."""
+    config = _call_arguments(node, "sysconfig.get_config_var")
+    if config is not None and len(config) == 1 and _strings(config[0]) == ["Py_GIL_DISABLED"]:
+        return False
+    if _call_arguments(node, "sys._is_gil_enabled") == []:
+        return True
+    return None
+
+
+def _startswith_truth(node: ast.expr) -> bool | None:
     startswith = _startswith(node)
     if startswith is not None:
         subject, prefixes = _dotted(startswith[0]), _strings(startswith[1])
         if subject in _SUBJECTS and prefixes is not None:
             return _matches(prefixes, prefix=True)
     return None
+
+
+def _version_comparison(node: ast.Compare, oldest: Floor | None) -> bool | None:
+    """`sys.version_info OP (3, 10)` (or `sys.version_info[:2]`) for every Python from
+    `floor` on: certain only when all of them agree. Versions are compared as (major, minor),
+    which never claims more certainty than the full version tuple would give."""
+    left, op, right = node.left, node.ops[0], node.comparators[0]
+    if isinstance(left, ast.Subscript):
+        left = left.value if isinstance(left.slice, ast.Slice) else left
+    if _dotted(left) != _VERSION_SUBJECT:
+        return None
+    bound = _int_tuple(right)
+    floor = oldest() if oldest is not None and bound is not None else None
+    if floor is None or bound is None:
+        return None
+    bound = (*bound, 0, 0)[:2]
+    if isinstance(op, ast.GtE | ast.Gt):
+        return True if floor > bound or (isinstance(op, ast.GtE) and floor == bound) else None
+    if isinstance(op, ast.Lt | ast.LtE):
+        return False if floor > bound or (isinstance(op, ast.Lt) and floor == bound) else None
+    return None
+
+
+def _int_tuple(node: ast.expr) -> tuple[int, ...] | None:
+    if not isinstance(node, ast.Tuple) or not 1 <= len(node.elts) <= 3:
+        return None
+    values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+    numbers = [value for value in values if type(value) is int]
+    return tuple(numbers) if len(numbers) == len(node.elts) else None
 
 
 def _startswith(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:

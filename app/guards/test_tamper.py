@@ -11,16 +11,20 @@ Reported:
 - a test that keeps its name (or moves) but loses every assertion, both bodies in the change;
 - an assertion commented out, or a Python `assert` reduced to its bare expression;
 - skip, xfail, ignore and disabled markers added to tests that existed before (pytest,
-  unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip applies only
-  on platforms other than Linux (`skipif(sys.platform == "win32")`), where the suite still runs;
+  unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip cannot apply
+  where the suite runs: only on platforms other than Linux (`skipif(sys.platform ==
+  "win32")`), only on a free-threaded build (`Py_GIL_DISABLED`), or only on Pythons older than
+  the oldest the project supports (`requires-python` at the base). A condition cut short by the
+  diff is read whole from the file, when the trees are at hand;
 - focused tests (`it.only`, `fit`), which skip every other test;
 - pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`).
 
 Not reported: new tests, even skipped ones, in a new file or as brand-new tests; a test file
 only added to; a test renamed, moved to another collected test file, or folded into a
-parametrized test; removing a test that was skipped anyway; a skip reworded; a narrowing
-restated; tests in `conftest.py` (pytest never collects them). A test that "moves" into a
-file the runner does not collect (a fixture, a helper) is removed.
+parametrized test; removing a test that was skipped anyway (unconditionally, or by a version
+condition true on every Python the project supports); a skip reworded; a narrowing restated;
+tests in `conftest.py` (pytest never collects them). A test that "moves" into a file the
+runner does not collect (a fixture, a helper) is removed.
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ from dataclasses import dataclass
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.paths import display
 from app.guards.relocations import Relocations, relocate
-from app.guards.skip_conditions import body_skip_elsewhere_only, decorator_skips_elsewhere_only
+from app.guards.skip_conditions import (
+    Floor,
+    body_skip_elsewhere_only,
+    decorator_skips_elsewhere_only,
+    supported_python,
+)
 from app.guards.suite import (
     DEFINING_SKIP,
     Definition,
@@ -42,6 +51,7 @@ from app.guards.suite import (
     is_test_module,
     is_test_path,
 )
+from app.guards.trees import Side, TreeView, trees_of
 
 __all__ = ["Tamper", "definition_name", "find_tampering", "is_test_path"]
 
@@ -84,7 +94,9 @@ class Tamper:
 
 def find_tampering(changes: ChangeSet) -> list[Tamper]:
     files = changes.files
-    moves = relocate(files)
+    trees = trees_of(changes)
+    floor = supported_python(files, trees)
+    moves = relocate(files, floor=floor)
     removed_anywhere = {d.name for defs in moves.removed.values() for d in defs}
     found: list[Tamper] = []
     for index, change in enumerate(files):
@@ -96,7 +108,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             found.extend(_disabled_assertions(change))
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
-            found.extend(_markers(change, existed))
+            found.extend(_markers(change, existed, _Sides(change, trees, floor)))
     return found + _lost_assertions(files, moves)
 
 
@@ -175,7 +187,27 @@ def _continues(lines: Sequence[Line], index: int) -> bool:
 # -- markers -----------------------------------------------------------------------------------
 
 
-def _markers(change: FileChange, existed: set[str]) -> list[Tamper]:
+class _Sides:
+    """A changed file's two sides as numbered lines, read from the trees when first needed:
+    a skip's condition may run past the changed lines (the diff aligns a new decorator with
+    the `)` of the one above it), and the whole file shows all of it."""
+
+    def __init__(self, change: FileChange, trees: TreeView | None, floor: Floor | None):
+        self.change = change
+        self.floor = floor
+        self._trees = trees
+        self._read: dict[Side, list[Line] | None] = {}
+
+    def whole(self, side: Side) -> list[Line] | None:
+        if side not in self._read:
+            path = self.change.new_path if side == "head" else self.change.old_path
+            text = self._trees.text(side, path) if self._trees and path else None
+            numbered = enumerate(text.splitlines(), 1) if text is not None else None
+            self._read[side] = [Line(n, t, n) for n, t in numbered] if numbered else None
+        return self._read[side]
+
+
+def _markers(change: FileChange, existed: set[str], sides: _Sides) -> list[Tamper]:
     found: list[Tamper] = []
     config = bool(_PYTEST_CONFIG.search(change.path))
     # Restating a narrowing that was already there (a reformatted `addopts`) narrows nothing.
@@ -187,9 +219,10 @@ def _markers(change: FileChange, existed: set[str]) -> list[Tamper]:
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
     if change.status in ("added", "copied"):
         return found  # a new file's skipped tests hid nothing that ran before
-    skips = _new_skips(change, existed)
+    skips = _new_skips(change, existed, sides)
     # A skip reworded or reformatted replaces one that was there: only net new skips count.
-    already = sum(1 for kind in _skip_kinds(change.removed, change.path) if kind is not None)
+    removed = _skip_kinds(change.removed, sides, "base")
+    already = sum(1 for kind in removed if kind is not None)
     return found + skips[already:]
 
 
@@ -227,24 +260,31 @@ def _skip_kind(text: str, path: str) -> str | None:
     return None
 
 
-def _skip_kinds(lines: Sequence[Line], path: str) -> Iterable[str | None]:
-    """Each line's skip kind; None for no skip, or for one that applies only off Linux."""
+def _skip_kinds(lines: Sequence[Line], sides: _Sides, side: Side) -> Iterable[str | None]:
+    """Each line's skip kind; None for no skip, or for one that applies only off Linux (or
+    only on Pythons older than the project supports)."""
     for index, line in enumerate(lines):
-        kind = _skip_kind(line.text, path)
-        yield None if kind is None or _elsewhere_only(kind, lines, index) else kind
+        kind = _skip_kind(line.text, sides.change.path)
+        if kind is None or _elsewhere_only(kind, lines, index, sides.floor):
+            yield None
+            continue
+        whole = sides.whole(side) if kind in ("module", "decorator", "body") else None
+        at = line.number - 1
+        in_whole = whole is not None and 0 <= at < len(whole) and whole[at].text == line.text
+        yield None if in_whole and _elsewhere_only(kind, whole or [], at, sides.floor) else kind
 
 
-def _elsewhere_only(kind: str, lines: Sequence[Line], index: int) -> bool:
+def _elsewhere_only(kind: str, lines: Sequence[Line], index: int, floor: Floor | None) -> bool:
     if kind in ("module", "decorator"):
-        return decorator_skips_elsewhere_only(lines, index)
+        return decorator_skips_elsewhere_only(lines, index, floor)
     return kind == "body" and body_skip_elsewhere_only(lines, index)
 
 
-def _new_skips(change: FileChange, existed: set[str]) -> list[Tamper]:
+def _new_skips(change: FileChange, existed: set[str], sides: _Sides) -> list[Tamper]:
     """Skip markers added to tests that existed before (or that carry on a removed one)."""
     added = list(change.added)
     found: list[Tamper] = []
-    for index, kind in enumerate(_skip_kinds(added, change.path)):
+    for index, kind in enumerate(_skip_kinds(added, sides, "head")):
         if kind is None:
             continue
         line = added[index]

@@ -1,0 +1,144 @@
+"""`test-tamper` and skip conditions that cannot skip where the suite runs, or that skip on
+every Python the project supports: a skip on free-threaded builds only, or on Pythons older
+than the project's `requires-python` (read at the base), leaves the test running; a test
+removed that was skipped on every supported Python ran nowhere. Real rule, real git."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from app.guards.changes import Line
+from app.guards.skip_conditions import decorator_skips_everywhere
+from tests.guards.conftest import GitRepo, by_rule
+
+
+def tamper(repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], None]) -> list[str]:
+    for path, content in {"README.md": "x\n", **files}.items():
+        repo.write(path, content)
+    base = repo.commit("base")
+    change(repo)
+    found = by_rule(repo.check(base, repo.commit("change")), "test-tamper")
+    return [f"{path}:{line} {message}" for path, line, message in found]
+
+
+PROJECT = '[project]\nname = "p"\nrequires-python = ">=3.10"\n'
+
+
+def test_removing_a_test_skipped_on_every_supported_python_passes(repo: GitRepo):
+    tests = (
+        "import sys\n\nimport pytest\n\n\ndef test_kept():\n    assert True\n\n\n"
+        '@pytest.mark.skipif(sys.version_info >= (3, 10), reason="distutils")\n'
+        "def test_old_pythons_only():\n    assert sys.version_info < (3, 10)\n"
+    )
+    kept = tests.split("\n\n\n@pytest")[0] + "\n"
+    files = {"pyproject.toml": PROJECT, "tests/test_old.py": tests}
+    assert tamper(repo, files, lambda r: r.write("tests/test_old.py", kept)) == []
+
+
+def test_a_test_that_ran_on_a_supported_python_is_removed(repo: GitRepo):
+    tests = (
+        "import sys\n\nimport pytest\n\n\ndef test_kept():\n    assert True\n\n\n"
+        '@pytest.mark.skipif(sys.version_info >= (3, 10), reason="distutils")\n'
+        "def test_old_pythons_only():\n    assert sys.version_info < (3, 10)\n"
+    )
+    kept = tests.split("\n\n\n@pytest")[0] + "\n"
+    files = {"pyproject.toml": PROJECT.replace("3.10", "3.9"), "tests/test_old.py": tests}
+    found = tamper(repo, files, lambda r: r.write("tests/test_old.py", kept))
+    assert [line.split(" ", 1)[1] for line in found] == ["test 'test_old_pythons_only' removed"]
+
+
+def test_raising_requires_python_in_the_same_change_does_not_excuse_a_removal(repo: GitRepo):
+    tests = (
+        "import sys\n\nimport pytest\n\n\ndef test_kept():\n    assert True\n\n\n"
+        '@pytest.mark.skipif(sys.version_info >= (3, 12), reason="x")\n'
+        "def test_before_312():\n    assert sys.version_info < (3, 12)\n"
+    )
+
+    def change(r: GitRepo) -> None:
+        r.write("pyproject.toml", PROJECT.replace("3.10", "3.12"))
+        r.write("tests/test_old.py", tests.split("\n\n\n@pytest")[0] + "\n")
+
+    files = {"pyproject.toml": PROJECT, "tests/test_old.py": tests}
+    found = tamper(repo, files, change)
+    assert [line.split(" ", 1)[1] for line in found] == ["test 'test_before_312' removed"]
+
+
+BZR = """\
+import sys
+
+import pytest
+
+
+@pytest.mark.skipif(
+    sys.platform != "darwin",
+    reason="only on macOS",
+)
+def test_ensure_bzr_available():
+    assert True
+"""
+
+
+@pytest.mark.parametrize(
+    ("condition", "reported"),
+    [
+        ('bool(sysconfig.get_config_var("Py_GIL_DISABLED"))', False),
+        ('sysconfig.get_config_var("Py_GIL_DISABLED")', False),
+        ("not sys._is_gil_enabled()", False),
+        ('not sysconfig.get_config_var("Py_GIL_DISABLED")', True),
+        ('bool(sysconfig.get_config_var("WITH_DOC_STRINGS"))', True),
+    ],
+)
+def test_a_skip_on_free_threaded_builds_only_still_runs(
+    repo: GitRepo, condition: str, reported: bool
+):
+    """The new decorator goes above one that stays: the diff pairs its last `)` with the
+    old decorator's, so only the whole file shows the condition."""
+    added = f'@pytest.mark.skipif(\n    {condition},\n    reason="crashes",\n)\n'
+    edited = BZR.replace("import sys\n", "import sys\nimport sysconfig\n").replace(
+        ")\ndef test_ensure", ")\n" + added.rstrip(")\n") + "\n)\ndef test_ensure"
+    )
+    assert edited.count("@pytest.mark.skipif(") == 2
+    found = tamper(repo, {"tests/test_bzr.py": BZR}, lambda r: r.write("tests/test_bzr.py", edited))
+    assert bool(found) is reported, found
+
+
+def test_a_skip_below_the_supported_python_still_runs(repo: GitRepo):
+    tests = "import sys\n\nimport pytest\n\n\ndef test_a():\n    assert True\n"
+    skipped = tests.replace(
+        "def test_a", '@pytest.mark.skipif(sys.version_info < (3, 10), reason="old")\ndef test_a'
+    )
+    files = {"pyproject.toml": PROJECT, "tests/test_a.py": tests}
+    assert tamper(repo, files, lambda r: r.write("tests/test_a.py", skipped)) == []
+
+
+def test_a_skip_on_supported_pythons_is_tampering(repo: GitRepo):
+    tests = "import sys\n\nimport pytest\n\n\ndef test_a():\n    assert True\n"
+    skipped = tests.replace(
+        "def test_a", '@pytest.mark.skipif(sys.version_info < (3, 13), reason="new")\ndef test_a'
+    )
+    files = {"pyproject.toml": PROJECT, "tests/test_a.py": tests}
+    found = tamper(repo, files, lambda r: r.write("tests/test_a.py", skipped))
+    assert [line.split(" ", 1)[1] for line in found] == ["skip marker added to a test"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "floor", "everywhere"),
+    [
+        ("sys.version_info >= (3, 10)", (3, 10), True),
+        ("sys.version_info[:2] >= (3, 10)", (3, 11), True),
+        ("sys.version_info > (3, 10)", (3, 10), False),
+        ("sys.version_info >= (3, 10)", (3, 9), False),
+        ("sys.version_info < (3, 10)", (3, 10), False),
+        ("not sys.version_info < (3, 10)", (3, 10), True),
+        ("sys.version_info >= (3, 10) and sys.platform == 'win32'", (3, 12), False),
+        ("sys.version_info >= (3, 10) or sys.platform == 'win32'", (3, 12), True),
+        ('sys.version_info >= (3, "10")', (3, 12), False),
+    ],
+)
+def test_which_version_skips_apply_on_every_supported_python(
+    condition: str, floor: tuple[int, int], everywhere: bool
+):
+    lines = [Line(1, f"@pytest.mark.skipif({condition}, reason='x')", 1)]
+    assert decorator_skips_everywhere(lines, 0, lambda: floor) is everywhere
