@@ -9,6 +9,10 @@ collects: a test "moved" into a fixture or helper file is gone. Removed tests th
 anyway are not counted (they ran nowhere): unconditionally, or by a version condition that
 holds on every Python the project supports.
 
+Removed tests a caller sets aside (`exempt`: tests removed with the code they tested, see
+`app.guards.subjects`) are then taken out, as if they had not been removed: the rest of the
+change is judged exactly as it would be without them.
+
 What is left unmatched in a file is set against the new tests the same file gains, a
 parametrized test counting one per literal case. A file whose removed tests mostly (at least
 three in four) went to other files is a move, split or merge: its few leftovers (tests
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.guards.changes import FileChange, Line
@@ -34,6 +38,10 @@ from app.guards.suite import (
     is_test_path,
     skipped_definitions,
 )
+
+# Given the removed tests nothing accounts for (per file), the header line numbers of those
+# to set aside (per file).
+Exempt = Callable[[Mapping[int, Sequence[Definition]]], Mapping[int, set[int]]]
 
 # Share of a file's removed tests that must have gone to other files for it to be a move.
 _MOVED_SHARE = 0.75
@@ -61,9 +69,13 @@ class Relocations:
     # (file, name) of added tests that carry on an older test, or stand in for one removed
     # from their file (the nearest new test): a skip added to them hides a test that ran.
     carried: set[tuple[int, str]] = field(default_factory=set)
+    # Removed tests set aside by the caller's `exempt`, per file.
+    exempt: dict[int, list[Definition]] = field(default_factory=dict)
 
 
-def relocate(files: Sequence[FileChange], floor: Floor | None = None) -> Relocations:
+def relocate(
+    files: Sequence[FileChange], exempt: Exempt | None = None, floor: Floor | None = None
+) -> Relocations:
     """Where every removed test went. `floor`, the oldest Python the project supports, lets
     a test skipped on all of them count as skipped."""
     removed = {
@@ -80,6 +92,8 @@ def relocate(files: Sequence[FileChange], floor: Floor | None = None) -> Relocat
     result = Relocations(removed=removed)
     pool = _Pool(added, collected)
     unmatched = _match(files, removed, pool, result, floor)
+    if exempt is not None and unmatched:
+        unmatched = _set_aside(unmatched, exempt(unmatched), result)
     left = pool.left()
     fresh = {index: sum(d.cases for d in defs) for index, defs in left.items()}
     deficits = {
@@ -192,6 +206,20 @@ def _decorators(lines: Sequence[Line], index: int) -> list[int]:
         if stripped.startswith("@") and indent(lines[index].text) == header:
             found.append(index)
     return found
+
+
+def _set_aside(
+    unmatched: dict[int, list[Definition]], chosen: Mapping[int, set[int]], result: Relocations
+) -> dict[int, list[Definition]]:
+    kept: dict[int, list[Definition]] = defaultdict(list)
+    for index, defs in unmatched.items():
+        headers = chosen.get(index, set())
+        for definition in defs:
+            if definition.line.number in headers:
+                result.exempt.setdefault(index, []).append(definition)
+            else:
+                kept[index].append(definition)
+    return kept
 
 
 def _carry(pool: _Pool, home: int, old: Definition, result: Relocations, *, by_body: bool) -> bool:

@@ -1,9 +1,12 @@
-"""The `test-tamper` rule: making a red suite green by removing or silencing tests.
+"""The `test-tamper` rule: making a red suite green by removing or silencing tests while the
+code those tests exercise stays.
 
-Where removed tests went is worked out over the whole change by `app.guards.relocations`.
+Where removed tests went is worked out over the whole change by `app.guards.relocations`;
+which removed tests went with the code they tested, by `app.guards.subjects`.
 
 Reported:
-- a test file deleted, unless its tests are somewhere else now (a move, split or merge);
+- a test file deleted, unless its tests are somewhere else now (a move, split or merge) or
+  went with the code they tested (below);
 - a test file renamed so the runner no longer collects it (`.bak`, out of test naming/folders);
 - a file's tests going down: removed tests found nowhere else in the change (by name or body)
   outnumber the new tests the same file gains, a parametrized test counting one per literal
@@ -25,6 +28,19 @@ parametrized test; removing a test that was skipped anyway (unconditionally, or 
 condition true on every Python the project supports); a skip reworded; a narrowing restated;
 tests in `conftest.py` (pytest never collects them). A test that "moves" into a file the
 runner does not collect (a fixture, a helper) is removed.
+
+With the base and head trees (`--repo`, the Action, the check run, an implementer's
+worktree; never a bare `--diff`), removed tests are also set aside, as if they had not been
+removed, when (see `app.guards.subjects` for the exact conditions):
+- their package went with them: a deleted test file whose directory, all of its source code
+  deleted (not renamed, not added back elsewhere), no longer exists;
+- their subject went with them: the test uses a distinctive name (not `get`, `run`, `main`,
+  `__init__` or the like) whose definition the change deletes from source code, that no
+  source file at the head still provides and that was not renamed or moved; and every other
+  project definition the test (or a helper from its own file) exercises is gone too, is the
+  class the gone name was defined on, or had a use of it cut out of its body;
+- they are exact duplicates of a test that stays (same body, header but for the name,
+  decorators and enclosing suite).
 """
 
 from __future__ import annotations
@@ -43,6 +59,7 @@ from app.guards.skip_conditions import (
     decorator_skips_elsewhere_only,
     supported_python,
 )
+from app.guards.subjects import Exemptions
 from app.guards.suite import (
     DEFINING_SKIP,
     Definition,
@@ -95,12 +112,13 @@ class Tamper:
 def find_tampering(changes: ChangeSet) -> list[Tamper]:
     files = changes.files
     trees = trees_of(changes)
+    exemptions = Exemptions(files, trees)
     floor = supported_python(files, trees)
-    moves = relocate(files, floor=floor)
+    moves = relocate(files, exempt=exemptions.set_aside, floor=floor)
     removed_anywhere = {d.name for defs in moves.removed.values() for d in defs}
     found: list[Tamper] = []
     for index, change in enumerate(files):
-        found.extend(_deleted_or_moved(index, change, moves))
+        found.extend(_deleted_or_moved(index, change, moves, exemptions))
         if change.status == "deleted":
             continue
         found.extend(_removed_tests(change, moves.gone.get(index, [])))
@@ -125,16 +143,20 @@ def _lost_assertions(files: Sequence[FileChange], moves: Relocations) -> list[Ta
     return found
 
 
-def _deleted_or_moved(index: int, change: FileChange, moves: Relocations) -> list[Tamper]:
+def _deleted_or_moved(
+    index: int, change: FileChange, moves: Relocations, exemptions: Exemptions
+) -> list[Tamper]:
     old = change.old_path
     if old is None or not is_test_path(old):
         return []
     tests = moves.removed.get(index, [])
     holds_tests = is_test_module(old) or bool(tests)
     if change.status == "deleted" and holds_tests:
-        # Not a move, split or merge unless its tests are somewhere else now; a test file
-        # whose tests we cannot recognise (or a conftest.py) is simply deleted.
-        if not tests or moves.gone.get(index):
+        # Not a move, split or merge unless its tests are somewhere else now, or went with
+        # the code they tested; a test file whose tests we cannot recognise (or a
+        # conftest.py) is simply deleted, unless its whole package went with it.
+        gone = not tests or moves.gone.get(index)
+        if gone and not exemptions.package_gone(index):
             return [Tamper(old, None, "test file deleted")]
         return []
     if change.status == "renamed" and holds_tests and _leaves_discovery(old, change.path):

@@ -1,0 +1,477 @@
+"""Removed tests that are not tampering: tests removed together with the code they tested, and
+exact duplicates of a test that stays.
+
+`test-tamper` exists for one attack: a red suite made green by removing tests while the code
+those tests exercise stays. A change that deletes the code itself (a deprecated function, a
+class, a whole package) and its tests with it removes nothing the suite still needs. Telling
+the two apart takes the whole trees, not the diff: a name deleted in one file may live on in
+another, under a collision or a re-export. So these exemptions hold only for changes computed
+from a repository (`app.guards.trees`); a bare diff gets none.
+
+A removed test is set aside (judged as if it had not been removed) when one of these holds:
+
+1. Its package went with it: it was in a deleted test file whose directory held source code,
+   all of which the change deleted (none renamed, its lines not added back elsewhere), and the
+   directory no longer exists at the head.
+2. Its subject went with it. The test uses (calls, reads, or names in a `monkeypatch`/`mock`
+   target string) a distinctive name (not a builtin, keyword or generic word like `get`,
+   `run`, `main`) that
+   - the change deletes a definition of, from source code (not tests);
+   - no source file of the head tree still provides: defines, imports, assigns or uses it
+     other than as an attribute of something else (`ssl.SSLContext` does not provide
+     `SSLContext`); strings and comments that mention it count as providing it;
+   - was not renamed or moved: most of its deleted body is not added back in the change, and
+     no deleted line that used it comes back with another name in its place;
+   and every other project definition the test exercises is either gone too, the class (or Go
+   receiver, or JavaScript object) a gone subject was defined on, or a definition from whose
+   body the change deleted a line that used a gone subject (the function the removed feature
+   was cut out of). So a test whose own subject stays cannot be excused by deleting some
+   helper it happens to call; and a test that exercises any name the change deleted but that
+   lives on, renamed or elsewhere, is not excused at all.
+3. It is an exact duplicate: a test that stays in the same file, at the head, has the same
+   body, the same header but for its name, the same decorators and the same enclosing suite.
+
+Everything errs one way: what cannot be shown from the trees is taken to be still there.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from app.guards.changes import FileChange, Line
+from app.guards.code_names import (
+    References,
+    binds,
+    defined_names,
+    is_code,
+    is_distinctive,
+    is_source,
+    references,
+)
+from app.guards.suite import Definition, definitions, indent
+from app.guards.trees import Hit, TreeView
+
+# A deleted body counts as added back (a rename or move) when this share of its lines is.
+_MOVED_SHARE = 0.5
+# Lines shorter than this say too little to show a body was moved.
+_MIN_LINE = 8
+# Text around a used name that must match for a line to count as the same line renamed.
+_MIN_CONTEXT = 12
+_CLASS = re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<n>[\w$]+)")
+_GO_RECEIVER = re.compile(r"^func\s*\(\s*\w*\s*\*?\s*(?P<n>\w+)")
+_JS_OWNER = re.compile(r"^\s*(?P<n>[\w$]+)(?:\.prototype)?\.[\w$]+\s*=")
+_CLOSER = re.compile(r"^(\}|\)|\]|end\b)")
+_QUALIFIED = re.compile(r"[\w$.]+")
+# Helpers followed from one removed test (a bound on the work, not a policy).
+_MAX_HELPERS = 50
+
+
+@dataclass(frozen=True)
+class _Removed:
+    """A definition the change deletes from source code."""
+
+    name: str
+    file: int
+    line: Line
+
+
+class Exemptions:
+    """The exemptions over one change. Reads the trees only when the diff already shows a
+    candidate (a deleted test file, or a deleted definition a removed test uses)."""
+
+    def __init__(self, files: Sequence[FileChange], trees: TreeView | None) -> None:
+        self._files = files
+        self._trees = trees
+        self._gone_packages: dict[int, bool] = {}
+        self._gone: dict[str, bool] = {}
+        self._head_hits: dict[str, list[Hit]] = {}
+
+    def set_aside(self, unmatched: Mapping[int, Sequence[Definition]]) -> dict[int, set[int]]:
+        """Of the removed tests nothing else accounts for, the header lines (per file) of
+        those removed with their package or subject, or duplicates."""
+        if self._trees is None:
+            return {}
+        chosen: dict[int, set[int]] = {}
+        pending: list[tuple[int, Definition, References]] = []
+        for index, defs in unmatched.items():
+            if self.package_gone(index):
+                chosen[index] = {d.line.number for d in defs}
+                continue
+            if not self._removed:
+                continue  # the change deletes no definition: no test lost its subject
+            for definition in defs:
+                found = self._references(index, definition)
+                if found is not None and (found.exercised | found.named) & self._removed.keys():
+                    pending.append((index, definition, found))
+        self._search({name for _, _, found in pending for name in found.exercised | found.named})
+        for index, definition, found in pending:
+            if self._subject_gone(found):
+                chosen.setdefault(index, set()).add(definition.line.number)
+        for index, defs in unmatched.items():
+            taken = chosen.setdefault(index, set())
+            taken.update(
+                d.line.number
+                for d in defs
+                if d.line.number not in taken and self._duplicate(index, d)
+            )
+        return {index: lines for index, lines in chosen.items() if lines}
+
+    # -- 1. the package went with it -----------------------------------------------------
+
+    def package_gone(self, index: int) -> bool:
+        """A deleted test file whose directory, source code and all, the change deleted."""
+        if index not in self._gone_packages:
+            self._gone_packages[index] = self._package_gone(index)
+        return self._gone_packages[index]
+
+    def _package_gone(self, index: int) -> bool:
+        change = self._files[index]
+        if self._trees is None or change.status != "deleted" or change.old_path is None:
+            return False
+        directory = posixpath.dirname(change.old_path)
+        sources = [
+            c
+            for c in self._files
+            if c.old_path is not None
+            and posixpath.dirname(c.old_path) == directory
+            and is_source(c.old_path)
+        ]
+        if not directory or not sources or any(c.status != "deleted" for c in sources):
+            return False
+        if self._trees.listing("head", directory):
+            return False
+        deleted = [line.text for c in sources for line in c.removed]
+        return not _mostly_added(deleted, self._added_code_lines)
+
+    # -- 2. the subject went with it -----------------------------------------------------
+
+    @cached_property
+    def _removed(self) -> dict[str, list[_Removed]]:
+        """Distinctive names the change deletes a definition of, from source code."""
+        found: dict[str, list[_Removed]] = {}
+        for index, change in enumerate(self._files):
+            if not is_source(change.old_path):
+                continue
+            for line in change.removed:
+                for name in defined_names(line.text, change.old_path or ""):
+                    if is_distinctive(name):
+                        found.setdefault(name, []).append(_Removed(name, index, line))
+        return found
+
+    @cached_property
+    def _added_code_lines(self) -> set[str]:
+        """Every line of code the change adds, tests included: code moved into test material
+        is moved, not gone."""
+        return {
+            line.text.strip()
+            for change in self._files
+            if is_code(change.new_path)
+            for line in change.added
+        }
+
+    def _references(self, index: int, definition: Definition) -> References | None:
+        """The names a removed test uses, read from the base tree, with those of the helpers
+        (and fixtures) it uses from its own file; None unless the change deletes all of the
+        test (a test edited in part is not one removed with its subject)."""
+        change = self._files[index]
+        path = change.old_path or ""
+        text = self._trees.text("base", path) if self._trees and path else None
+        if text is None:
+            return None
+        lines = text.splitlines()
+        position = definition.line.number - 1
+        if not 0 <= position < len(lines) or lines[position] != definition.line.text:
+            return None
+        end = _block_end(lines, position, python=_is_python(path))
+        deleted = {line.number for line in change.removed}
+        if any(lines[n].strip() and n + 1 not in deleted for n in range(position, end)):
+            return None
+        return _with_helpers(lines, position, path)
+
+    def _search(self, names: Collection[str]) -> None:
+        wanted = [name for name in names if name not in self._head_hits]
+        if not wanted or self._trees is None:
+            return
+        for name in wanted:
+            self._head_hits[name] = []
+        for hit in self._trees.search("head", wanted):
+            for name in wanted:
+                if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", hit.text):
+                    self._head_hits[name].append(hit)
+
+    def _subject_gone(self, found: References) -> bool:
+        used = found.exercised | found.named
+        subjects = {name for name in used & self._removed.keys() if self._is_gone(name)}
+        if not subjects:
+            return False
+        for name in found.exercised - subjects:
+            if name in self._removed:
+                return False  # deleted but still there, or renamed: the code stays
+            heads = [
+                h
+                for h in self._head_hits.get(name, [])
+                if is_source(h.path) and name in _defines(h)
+            ]
+            if heads and not all(self._allowed(name, hit, subjects) for hit in heads):
+                return False
+        return True
+
+    def _is_gone(self, name: str) -> bool:
+        """No source file at the head provides the name, no file at all defines it, and it
+        was not renamed or moved."""
+        if name not in self._gone:
+            hits = self._head_hits.get(name, [])
+            still = any(
+                binds(hit.text, name, hit.path) if is_source(hit.path) else name in _defines(hit)
+                for hit in hits
+            )
+            self._gone[name] = not still and not self._renamed(name)
+        return self._gone[name]
+
+    def _renamed(self, name: str) -> bool:
+        """Whether a deleted definition lives on under another name or in another place:
+        most of its body is added back, or a line that used it is added back using another
+        name. A body too short to compare counts as moved."""
+        for removed in self._removed[name]:
+            body = _body_after(self._files[removed.file], removed.line)
+            if not body or _mostly_added(body, self._added_code_lines):
+                return True
+        return any(self._retargeted(name, change) for change in self._files)
+
+    def _retargeted(self, name: str, change: FileChange) -> bool:
+        if not is_source(change.old_path):
+            return False
+        word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        for line in change.removed:
+            match = word.search(line.text)
+            if match is None or name in defined_names(line.text, change.old_path or ""):
+                continue
+            before, after = line.text[: match.start()].lstrip(), line.text[match.end() :].rstrip()
+            if len(before.strip()) + len(after.strip()) < _MIN_CONTEXT:
+                continue
+            if any(_same_but_name(text, before, after, name) for text in self._added_code_lines):
+                return True
+        return False
+
+    def _allowed(self, name: str, hit: Hit, subjects: set[str]) -> bool:
+        """Whether a project definition a removed test exercises, still at the head, is part
+        of what went: the class a gone subject was defined on, or a definition the change cut
+        a use of a gone subject out of."""
+        if name in self._owners(subjects):
+            return True
+        change = next((c for c in self._files if c.new_path == hit.path), None)
+        if change is None or change.old_path is None or self._trees is None:
+            return False
+        text = self._trees.text("base", change.old_path)
+        if text is None:
+            return False
+        lines = text.splitlines()
+        python = _is_python(change.old_path)
+        cut = {
+            line.number
+            for line in change.removed
+            if any(re.search(rf"(?<![\w$]){re.escape(s)}(?![\w$])", line.text) for s in subjects)
+        }
+        for position, base_line in enumerate(lines):
+            if name in defined_names(base_line, change.old_path):
+                end = _block_end(lines, position, python=python)
+                if any(position + 1 < number <= end for number in cut):
+                    return True
+        return False
+
+    def _owners(self, subjects: set[str]) -> set[str]:
+        """The classes (Go receivers, JavaScript objects) the gone subjects were defined on."""
+        owners: set[str] = set()
+        for name in subjects:
+            for removed in self._removed[name]:
+                owner = self._owner(removed)
+                if owner is not None:
+                    owners.add(owner)
+        return owners
+
+    def _owner(self, removed: _Removed) -> str | None:
+        text = removed.line.text
+        for pattern in (_GO_RECEIVER, _JS_OWNER):
+            match = pattern.match(text)
+            if match is not None:
+                return match["n"]
+        path = self._files[removed.file].old_path
+        base = self._trees.text("base", path) if self._trees is not None and path else None
+        if base is None:
+            return None
+        lines = base.splitlines()
+        header = indent(text)
+        for position in range(min(removed.line.number - 1, len(lines)) - 1, -1, -1):
+            candidate = lines[position]
+            if candidate.strip() and indent(candidate) < header:
+                match = _CLASS.match(candidate)
+                return match["n"] if match is not None else None
+        return None
+
+    # -- 3. an exact duplicate stays ---------------------------------------------------
+
+    def _duplicate(self, index: int, definition: Definition) -> bool:
+        change = self._files[index]
+        if self._trees is None or change.new_path is None or change.old_path is None:
+            return False
+        if not definition.body:
+            return False
+        head = self._trees.text("head", change.new_path)
+        base = self._trees.text("base", change.old_path)
+        if head is None or base is None:
+            return False
+        base_lines = base.splitlines()
+        position = definition.line.number - 1
+        if not 0 <= position < len(base_lines):
+            return False
+        shape = _Shape.of(base_lines, position, definition.name)
+        head_lines = head.splitlines()
+        numbered = [Line(n + 1, text, n + 1) for n, text in enumerate(head_lines)]
+        return any(
+            twin.body == definition.body
+            and _Shape.of(head_lines, twin.line.number - 1, twin.name) == shape
+            for twin in definitions(numbered, len(head_lines))
+        )
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a test runs with besides its body: its header (but for its name), decorators and
+    enclosing suite (with the suite's own decorators)."""
+
+    header: str
+    decorators: tuple[str, ...]
+    suite: str
+    suite_decorators: tuple[str, ...]
+
+    @classmethod
+    def of(cls, lines: Sequence[str], position: int, name: str) -> _Shape:
+        suite = _enclosing(lines, position)
+        return cls(
+            header=lines[position].strip().replace(name, "\0", 1),
+            decorators=_decorators(lines, position),
+            suite=lines[suite].strip() if suite is not None else "",
+            suite_decorators=_decorators(lines, suite) if suite is not None else (),
+        )
+
+
+def _defines(hit: Hit) -> list[str]:
+    return defined_names(hit.text, hit.path)
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def _block_references(lines: Sequence[str], position: int, path: str) -> References:
+    """The names used by the definition at `lines[position]`, decorators included."""
+    end = _block_end(lines, position, python=_is_python(path))
+    start = position - len(_decorators(lines, position))
+    return references(lines[start:end], path)
+
+
+def _with_helpers(lines: Sequence[str], position: int, path: str) -> References:
+    """A test's names, and those of the helpers it uses that its file defines, followed
+    through helpers of helpers: a test that checks its subject through `check_x(...)` is
+    about what `check_x` uses."""
+    where: dict[str, list[int]] = {}
+    for number, text in enumerate(lines):
+        for name in defined_names(text, path):
+            where.setdefault(name, []).append(number)
+    exercised: set[str] = set()
+    named: set[str] = set()
+    pending, seen = [position], {position}
+    while pending and len(seen) <= _MAX_HELPERS:
+        found = _block_references(lines, pending.pop(), path)
+        exercised |= found.exercised
+        named |= found.named
+        for name in found.exercised | found.parameters:
+            for helper in where.get(name, []):
+                if helper not in seen:
+                    seen.add(helper)
+                    pending.append(helper)
+    helpers = {name for name, places in where.items() if set(places) & seen}
+    return References(frozenset(exercised - helpers), frozenset(named), frozenset())
+
+
+def _body_after(change: FileChange, header: Line) -> list[str]:
+    """The deleted lines of a deleted definition's body (the run of removed lines after its
+    header, down to where the block ends)."""
+    removed = change.removed
+    position = next((i for i, line in enumerate(removed) if line is header), None)
+    if position is None:
+        return []
+    run = [header.text]
+    for line in removed[position + 1 :]:
+        if line.number != header.number + len(run):
+            break
+        run.append(line.text)
+    end = _block_end(run, 0, python=_is_python(change.old_path or ""))
+    return run[1:end]
+
+
+def _block_end(lines: Sequence[str], position: int, *, python: bool) -> int:
+    """The end (exclusive) of the block a definition at `lines[position]` opens: before the
+    next line indented no deeper (Python; a `)` closing a long signature continues it), or
+    just after such a line when it closes the block (`}`, `end`)."""
+    header = indent(lines[position])
+    for index in range(position + 1, len(lines)):
+        stripped = lines[index].strip()
+        if not stripped or indent(lines[index]) > header:
+            continue
+        if python:
+            if stripped[0] in ")]":
+                continue
+            return index
+        return index + 1 if _CLOSER.match(stripped) else index
+    return len(lines)
+
+
+def _mostly_added(lines: Sequence[str], added: set[str]) -> bool:
+    """Whether most of `lines` that say something come back among the added lines (True
+    when none says anything: nothing shows they are gone)."""
+    telling = [text.strip() for text in lines if _telling(text)]
+    if not telling:
+        return True
+    back = sum(1 for text in telling if text in added)
+    return back >= _MOVED_SHARE * len(telling)
+
+
+def _telling(text: str) -> bool:
+    stripped = text.strip()
+    return len(stripped) >= _MIN_LINE and any(char.isalnum() for char in stripped)
+
+
+def _same_but_name(text: str, before: str, after: str, name: str) -> bool:
+    """`text` is `before` + another (maybe qualified) name + `after`."""
+    if not (text.startswith(before) and text.endswith(after)):
+        return False
+    middle = text[len(before) : len(text) - len(after)] if after else text[len(before) :]
+    return middle != name and bool(_QUALIFIED.fullmatch(middle))
+
+
+def _decorators(lines: Sequence[str], position: int) -> tuple[str, ...]:
+    header = indent(lines[position])
+    found: list[str] = []
+    index = position
+    while index > 0:
+        index -= 1
+        stripped = lines[index].strip()
+        if not stripped or (indent(lines[index]) <= header and stripped[0] not in "@)]"):
+            break
+        found.append(stripped)
+    return tuple(reversed(found))
+
+
+def _enclosing(lines: Sequence[str], position: int) -> int | None:
+    """The position of the nearest line above that is indented less (the suite or class a
+    test is in), or None at the top level."""
+    header = indent(lines[position])
+    for index in range(position - 1, -1, -1):
+        if lines[index].strip() and indent(lines[index]) < header:
+            return index
+    return None
