@@ -21,7 +21,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.errors import ConfigError
@@ -246,7 +246,10 @@ class EmbeddedRunner:
         inbox = Inbox(self.store)
         routed: list[tuple[InboxRow, list[Job]]] = []
         idle: list[int] = []
-        for row in inbox.claim_many(row_ids, DELIVERY_LEASE_S):
+        claimed = inbox.claim_many(row_ids, DELIVERY_LEASE_S, bodies=False)
+        bodies = inbox.bodies_of([row.id for row in claimed if row.id not in parsed])
+        for head in claimed:
+            row = replace(head, body=bodies.get(head.id, b""))
             try:
                 payload = parsed.get(row.id) or row.payload()
                 jobs = self._router.route(

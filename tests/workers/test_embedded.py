@@ -203,6 +203,18 @@ def test_claim_many_wins_each_row_once_and_keeps_the_order(store: Store) -> None
     assert inbox.claim_many([], 60) == []
 
 
+def test_claim_many_without_bodies_and_the_bodies_read_apart(store: Store) -> None:
+    inbox = Inbox(store)
+    rows = [deliver(store, f"b-{n}") for n in range(3)]
+    claimed = inbox.claim_many(rows, 60, bodies=False)
+    assert [r.id for r in claimed] == rows
+    assert all(r.body == b"" and r.state == "running" for r in claimed)
+    bodies = inbox.bodies_of([rows[2], rows[0], 10**9])
+    assert sorted(bodies) == [rows[0], rows[2]]  # a missing row is simply absent
+    assert bodies[rows[0]] == inbox.get(rows[0]).body != b""
+    assert inbox.bodies_of([]) == {}
+
+
 class RecordingRouter:
     """Routes nothing; remembers each payload it saw and which rows were claimed by then."""
 
