@@ -175,6 +175,41 @@ class Inbox:
         order = {row_id: index for index, row_id in enumerate(row_ids)}
         return sorted((_to_row(row) for row in claimed), key=lambda row: order[row.id])
 
+    def claimable_heads(self, row_ids: list[int]) -> list[InboxRow]:
+        """The rows among these that could be claimed now, without their bodies; claims
+        nothing and takes no write lock (the answer can be stale by the time it is used)."""
+        if not row_ids:
+            return []
+        with self.store.read_session() as session:
+            found = session.execute(
+                select(*_HEAD_COLUMNS).where(
+                    _columns.id.in_(row_ids), _claimable(datetime.now(UTC))
+                )
+            ).all()
+        order = {row_id: index for index, row_id in enumerate(row_ids)}
+        return sorted((_to_row(row) for row in found), key=lambda row: order[row.id])
+
+    def finish_unclaimed(self, row_ids: list[int]) -> list[int]:
+        """Mark done, in one statement, those of these rows that are still claimable: rows
+        whose processing was found to have nothing to do. Returns the ids it finished; a row
+        someone else claimed meanwhile is theirs and is left alone."""
+        if not row_ids:
+            return []
+        now = datetime.now(UTC)
+        with self.store.session() as session:
+            finished = session.execute(
+                update(webhook_inbox)
+                .where(_columns.id.in_(row_ids), _claimable(now))
+                .values(
+                    state=DONE,
+                    attempts=_columns.attempts + 1,
+                    lease_until=None,
+                    finished_at=now,
+                )
+                .returning(_columns.id)
+            ).scalars()
+            return list(finished)
+
     def bodies_of(self, row_ids: list[int]) -> dict[int, bytes]:
         """The stored bodies of these rows (those that exist), read without the write lock."""
         if not row_ids:

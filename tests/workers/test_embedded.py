@@ -215,22 +215,32 @@ def test_claim_many_without_bodies_and_the_bodies_read_apart(store: Store) -> No
     assert inbox.bodies_of([]) == {}
 
 
+def test_rows_with_nothing_to_do_are_finished_unless_someone_else_holds_them(
+    store: Store,
+) -> None:
+    inbox = Inbox(store)
+    rows = [deliver(store, f"u-{n}") for n in range(3)]
+    [taken] = inbox.claim_many([rows[1]], 60)  # another processor's live lease
+    assert [r.id for r in inbox.claimable_heads(rows)] == [rows[0], rows[2]]
+    assert inbox.finish_unclaimed(rows) == [rows[0], rows[2]]
+    assert [state(store, r) for r in rows] == [DONE, "running", DONE]
+    assert inbox.finish_unclaimed(rows) == []  # done rows are not finished twice
+    assert taken.id == rows[1]
+
+
 class RecordingRouter:
-    """Routes nothing; remembers each payload it saw and which rows were claimed by then."""
+    """Routes nothing; remembers each payload it saw and how many rows were done by then."""
 
     def __init__(self, store: Store, watched: list[int]) -> None:
         self.store = store
         self.watched = watched
         self.payloads: dict[str, Mapping[str, Any]] = {}
-        self.running_at_first_route: int | None = None
+        self.done_at_each_route: list[int] = []
 
     def route(
         self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str
     ) -> list[Job]:
-        if self.running_at_first_route is None:
-            self.running_at_first_route = sum(
-                state(self.store, row) == "running" for row in self.watched
-            )
+        self.done_at_each_route.append(sum(state(self.store, row) == DONE for row in self.watched))
         self.payloads[delivery_id] = payload
         return []
 
@@ -252,7 +262,7 @@ def test_payloads_parsed_by_the_receiver_are_routed_without_parsing_again(
     assert router.payloads["unparsed"] == {"jobs": []}  # parsed from the stored body
 
 
-def test_rows_arriving_in_a_burst_are_claimed_as_one_batch(tmp_path: Path, store: Store) -> None:
+def test_rows_arriving_in_a_burst_are_processed_as_one_batch(tmp_path: Path, store: Store) -> None:
     settings = embedded_settings(tmp_path, sweep_interval_s=60, sweep_after_s=60)
     rows = [deliver(store, f"burst-{n}") for n in range(8)]
     router = RecordingRouter(store, rows)
@@ -266,7 +276,8 @@ def test_rows_arriving_in_a_burst_are_claimed_as_one_batch(tmp_path: Path, store
         wait_for(lambda: all(state(store, r) == DONE for r in rows), 10, "the burst done")
     finally:
         runner.stop()
-    assert router.running_at_first_route == len(rows)
+    # One batch: every row routed before any was finished (one finishing statement for all).
+    assert router.done_at_each_route == [0] * len(rows)
 
 
 def test_a_steady_stream_does_not_defer_processing_past_the_maximum(
