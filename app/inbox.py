@@ -208,7 +208,7 @@ class Inbox:
                 )
                 .returning(_columns.id)
             ).scalars()
-            return list(finished)
+            return sorted(finished)
 
     def bodies_of(self, row_ids: list[int]) -> dict[int, bytes]:
         """The stored bodies of these rows (those that exist), read without the write lock."""
