@@ -18,6 +18,7 @@ marks them failed; the redelivery job asks again) and a new child is started.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import itertools
 import logging
@@ -309,7 +310,7 @@ def _child_main(settings: Settings, components: Components, sock: socket.socket)
     # to the whole process group cannot cut a commit short.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
+    log_handler = _install_log_handler()
     store = Store.open(settings)
     try:
         dispatcher, inline = components(settings, store)
@@ -318,16 +319,65 @@ def _child_main(settings: Settings, components: Components, sock: socket.socket)
             writer = InboxWriter(
                 Inbox(store), on_recorded=guarded_inline(inline), on_answered=dispatch.submit
             )
-            _serve_socket(sock, writer)
+            _serve_socket(sock, writer, log_handler.flush)
         finally:
             dispatch.close()
             if isinstance(dispatcher, Closable):
                 dispatcher.close()
     finally:
         store.close()
+        log_handler.flush()
 
 
-def _serve_socket(sock: socket.socket, writer: InboxWriter) -> None:
+class _BatchedLogHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log lines to stderr through a block buffer: one write per batch of deliveries.
+
+    The inbox process logs a line per delivery; written one by one, that is a system call per
+    delivery. Lines are written when a batch is answered, at once for warnings and errors, and
+    at least every LOG_FLUSH_S (for the runner's lines while no delivery arrives).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(open(2, "w", buffering=1 << 16, closefd=False, errors="backslashreplace"))  # noqa: SIM115
+        self._lock_flush = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.stream.write(self.format(record) + self.terminator)
+        except Exception:
+            self.handleError(record)
+            return
+        if record.levelno >= logging.WARNING:
+            self.flush()
+
+    def flush(self) -> None:
+        # A stderr that is gone cannot be written to; nothing else to do about it here.
+        with self._lock_flush, contextlib.suppress(OSError, ValueError):
+            self.stream.flush()
+
+    def flush_every(self, interval_s: float) -> None:
+        def loop() -> None:
+            while True:
+                time.sleep(interval_s)
+                self.flush()
+
+        threading.Thread(target=loop, name="log-flush", daemon=True).start()
+
+
+LOG_FLUSH_S = 1.0
+
+
+def _install_log_handler() -> _BatchedLogHandler:
+    handler = _BatchedLogHandler()
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    handler.flush_every(LOG_FLUSH_S)
+    return handler
+
+
+def _serve_socket(sock: socket.socket, writer: InboxWriter, flush_log: Callable[[], None]) -> None:
     sock.sendall(_frame(_READY))
     buffer = bytearray()
     expected = 1
@@ -335,6 +385,7 @@ def _serve_socket(sock: socket.socket, writer: InboxWriter) -> None:
         seqs = [seq for seq, _ in batch]
         received = [_received(fields) for _, fields in batch]
         writer.write(received, functools.partial(_reply, sock, seqs))
+        flush_log()
         expected = len(batch)
 
 
