@@ -191,8 +191,16 @@ class InboxProcess:
                 log.error("%s; trying again", error)
                 continue
             with self._lock:
-                self._process, self._socket, self._channel = process, sock, None
-                self._restarting = False
+                closed = self._closed
+                if not closed:
+                    self._process, self._socket, self._channel = process, sock, None
+                    self._restarting = False
+            if closed:
+                # `close()` ran while this one was starting: stop it the same way.
+                sock.shutdown(socket.SHUT_WR)
+                process.join(STOP_TIMEOUT_S)
+                sock.close()
+                return
             log.info("inbox process restarted (pid %s)", process.pid)
             return
 
