@@ -223,6 +223,17 @@ class InboxProcess:
         if sock is not None:
             sock.close()
 
+    def alive(self) -> bool:
+        """The child is running and this process can talk to it (for the health check)."""
+        process = self._process
+        channel = self._channel
+        return (
+            process is not None
+            and process.is_alive()
+            and not self._restarting
+            and not (channel is not None and channel.lost)
+        )
+
     @property
     def pid(self) -> int | None:
         """The child's process id (for operators and tests)."""

@@ -80,6 +80,10 @@ class Recorder(Protocol):
         """Finish what is queued, then stop."""
         ...
 
+    def alive(self) -> bool:
+        """Whether deliveries can be recorded now (for the health check)."""
+        ...
+
 
 class InProcessRecorder:
     """The inbox writer, the inline hook and the dispatcher in this process, on threads."""
@@ -98,6 +102,9 @@ class InProcessRecorder:
     def close(self) -> None:
         self._batching.close()
         self._dispatch.close()
+
+    def alive(self) -> bool:
+        return True
 
 
 def create_receiver_app(
@@ -142,6 +149,11 @@ def create_receiver_app(
     )
 
     async def healthz(_: Request) -> Response:
+        if not recorder.alive():
+            reason = "the inbox process is not running"
+            return JSONResponse(
+                {"status": "unavailable", "mode": mode, "reason": reason}, status_code=503
+            )
         return await anyio.to_thread.run_sync(_health, inbox, mode)
 
     # The receiver is a plain ASGI app (Starlette calls a non-function endpoint as one). The

@@ -108,9 +108,12 @@ def test_a_killed_child_fails_its_requests_then_is_replaced(
 
     async def scenario() -> tuple[list[str], int | None]:
         assert await record("before") is not None
+        assert inbox_process.alive()
         old = inbox_process.pid
         assert old is not None
         os.kill(old, signal.SIGKILL)
+        await asyncio.sleep(0.2)
+        assert not inbox_process.alive()  # /healthz answers 503 meanwhile
         failures = []
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -121,6 +124,7 @@ def test_a_killed_child_fails_its_requests_then_is_replaced(
                 await asyncio.sleep(0.1)
                 continue
             assert inbox_process.pid != old
+            assert inbox_process.alive()
             return failures, answer
         raise AssertionError(f"no new inbox process within 30 s: {failures[-3:]}")
 
