@@ -52,7 +52,7 @@ class DispatchQueue:
     broker that is slow or down delays neither the acknowledgement nor the next recording.
     """
 
-    MIN_INTERVAL_S = 0.01
+    MIN_INTERVAL_S = 0.05
     MAX_ROWS = 500
 
     def __init__(self, dispatcher: Dispatcher) -> None:
