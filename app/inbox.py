@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, or_, select, update
+from sqlalchemy import ColumnElement, Row, and_, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import ReturningInsert
 
 from app import json_body
 from app.store import Store
-from app.store.schema import webhook_inbox
+from app.store.schema import webhook_bodies, webhook_inbox
 
 PENDING = "pending"
 RUNNING = "running"
@@ -36,18 +37,17 @@ FAILED = "failed"
 MAX_ERROR_CHARS = 2000
 
 _columns = webhook_inbox.c
-_ROW_COLUMNS = (
+# A row without its body (the body is in `webhook_bodies`, read apart).
+_HEAD_COLUMNS = (
     _columns.id,
     _columns.delivery_id,
     _columns.event,
     _columns.action,
     _columns.installation_id,
-    _columns.body,
     _columns.state,
     _columns.attempts,
     _columns.received_at,
 )
-_HEAD_COLUMNS = tuple(column for column in _ROW_COLUMNS if column is not _columns.body)
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,16 @@ class Inbox:
         with engine.begin() as connection:
             inserted = connection.execute(_insert_unless_known(engine.dialect.name), values)
             new_ids = {(row[1], row[2], row[3]): row[0] for row in inserted}
+            if new_ids:
+                bodies: dict[int, bytes] = {}
+                for delivery in deliveries:  # the first of repeats in a batch is the one stored
+                    row_id = new_ids.get(_key(delivery))
+                    if row_id is not None:
+                        bodies.setdefault(row_id, delivery.body)
+                connection.execute(
+                    insert(webhook_bodies),
+                    [{"inbox_id": row_id, "body": body} for row_id, body in bodies.items()],
+                )
         # Skipped rows return nothing, so answers are matched by key, not by position; `pop`
         # gives a key's id to one delivery and None to any repeat of it in the same batch.
         return [new_ids.pop(_key(delivery), None) for delivery in deliveries]
@@ -122,9 +132,11 @@ class Inbox:
     def get(self, row_id: int) -> InboxRow | None:
         with self.store.read_session() as session:
             found = session.execute(
-                select(*_ROW_COLUMNS).where(_columns.id == row_id)
+                select(*_HEAD_COLUMNS, webhook_bodies.c.body)
+                .join(webhook_bodies, webhook_bodies.c.inbox_id == _columns.id)
+                .where(_columns.id == row_id)
             ).one_or_none()
-        return None if found is None else _to_row(found)
+        return None if found is None else _to_row(found, bytes(found.body))
 
     def claim(self, row_id: int, lease_s: float) -> InboxRow | None:
         """Take a row to work on: pending, or running with an expired lease -> running.
@@ -143,9 +155,11 @@ class Inbox:
                     attempts=_columns.attempts + 1,
                     lease_until=now + timedelta(seconds=lease_s),
                 )
-                .returning(*_ROW_COLUMNS)
+                .returning(*_HEAD_COLUMNS)
             ).one_or_none()
-        return None if claimed is None else _to_row(claimed)
+            if claimed is None:
+                return None
+            return _to_row(claimed, _bodies(session, [claimed.id]).get(claimed.id, b""))
 
     def claim_many(
         self, row_ids: list[int], lease_s: float, *, bodies: bool = True
@@ -160,7 +174,6 @@ class Inbox:
             return []
         now = datetime.now(UTC)
         claimable = _claimable(now)
-        columns = _ROW_COLUMNS if bodies else _HEAD_COLUMNS
         with self.store.session() as session:
             claimed = session.execute(
                 update(webhook_inbox)
@@ -170,10 +183,14 @@ class Inbox:
                     attempts=_columns.attempts + 1,
                     lease_until=now + timedelta(seconds=lease_s),
                 )
-                .returning(*columns)
+                .returning(*_HEAD_COLUMNS)
             ).all()
+            found = _bodies(session, [row.id for row in claimed]) if bodies else {}
         order = {row_id: index for index, row_id in enumerate(row_ids)}
-        return sorted((_to_row(row) for row in claimed), key=lambda row: order[row.id])
+        return sorted(
+            (_to_row(row, found.get(row.id, b"")) for row in claimed),
+            key=lambda row: order[row.id],
+        )
 
     def claimable_heads(self, row_ids: list[int]) -> list[InboxRow]:
         """The rows among these that could be claimed now, without their bodies; claims
@@ -215,10 +232,7 @@ class Inbox:
         if not row_ids:
             return {}
         with self.store.read_session() as session:
-            found = session.execute(
-                select(_columns.id, _columns.body).where(_columns.id.in_(row_ids))
-            ).all()
-        return {row.id: bytes(row.body) for row in found}
+            return _bodies(session, row_ids)
 
     def finish_many(self, row_ids: list[int]) -> None:
         """`finish` for several rows in one statement."""
@@ -308,21 +322,31 @@ def _insert_values(delivery: Delivery, now: datetime) -> dict[str, Any]:
         "event": delivery.event,
         "action": delivery.action,
         "installation_id": delivery.installation_id,
-        "body": delivery.body,
         "received_at": now,
         "state": PENDING,
         "attempts": 0,
     }
 
 
-def _to_row(found: Row[*tuple[Any, ...]]) -> InboxRow:
+def _bodies(session: Session, row_ids: list[int]) -> dict[int, bytes]:
+    if not row_ids:
+        return {}
+    found = session.execute(
+        select(webhook_bodies.c.inbox_id, webhook_bodies.c.body).where(
+            webhook_bodies.c.inbox_id.in_(row_ids)
+        )
+    ).all()
+    return {row.inbox_id: bytes(row.body) for row in found}
+
+
+def _to_row(found: Row[*tuple[Any, ...]], body: bytes = b"") -> InboxRow:
     return InboxRow(
         id=found.id,
         delivery_id=found.delivery_id,
         event=found.event,
         action=found.action,
         installation_id=found.installation_id,
-        body=bytes(found.body) if "body" in found._fields else b"",
+        body=body,
         state=found.state,
         attempts=found.attempts,
         received_at=found.received_at,

@@ -35,6 +35,7 @@ from sqlalchemy import (
 )
 
 from app.errors import ConfigError
+from app.inbox import Inbox
 from app.settings import Settings
 from app.store import MIGRATIONS, Migration, Store, create_store_engine, kv, latest_version
 from app.store.engine import SQLITE_BUSY_TIMEOUT_MS
@@ -308,6 +309,27 @@ def test_migrated_database_matches_schema_module(engine: Engine) -> None:
             assert found["nullable"] == column.nullable, where
         primary_key = inspector.get_pk_constraint(table.name)["constrained_columns"]
         assert primary_key == [column.name for column in table.primary_key.columns]
+
+
+def test_moving_the_bodies_out_keeps_every_stored_delivery(engine: Engine) -> None:
+    migrate(engine, MIGRATIONS[:3])
+    with engine.begin() as connection:
+        for number, body in enumerate([b'{"a": 1}', b"x" * 30_000]):
+            connection.execute(
+                text(
+                    "INSERT INTO webhook_inbox (delivery_id, event, action, body, received_at,"
+                    " state, attempts) VALUES (:d, 'issues', 'opened', :b, :t, 'done', 1)"
+                ),
+                {"d": f"old-{number}", "b": body, "t": _now()},
+            )
+    assert migrate(engine) == [4]
+    store = Store(engine)
+    rows = [Inbox(store).get(row_id) for row_id in (1, 2)]
+    assert [(row.delivery_id, row.body, row.state) for row in rows if row] == [
+        ("old-0", b'{"a": 1}', "done"),
+        ("old-1", b"x" * 30_000, "done"),
+    ]
+    assert "body" not in {column["name"] for column in inspect(engine).get_columns("webhook_inbox")}
 
 
 def test_database_newer_than_the_code_is_refused(engine: Engine) -> None:

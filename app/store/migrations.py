@@ -23,6 +23,7 @@ from sqlalchemy import (
     Column,
     Connection,
     Engine,
+    ForeignKey,
     Index,
     Integer,
     LargeBinary,
@@ -192,10 +193,35 @@ def _v3_ledger_model_calls_review_results(connection: Connection) -> None:
     tables.create_all(connection, checkfirst=False)
 
 
+def _v4_webhook_bodies(connection: Connection) -> None:
+    # SQLite rewrote each 10-25 KB body whenever an inbox row's state changed (claim, finish):
+    # the bodies move out, and the inbox rows become small.
+    tables = MetaData(naming_convention=NAMING_CONVENTION)
+    Table("webhook_inbox", tables, Column("id", Integer, primary_key=True))
+    bodies = Table(
+        "webhook_bodies",
+        tables,
+        Column(
+            "inbox_id",
+            Integer,
+            ForeignKey("webhook_inbox.id", ondelete="CASCADE"),
+            primary_key=True,
+            autoincrement=False,
+        ),
+        Column("body", LargeBinary, nullable=False),
+    )
+    bodies.create(connection, checkfirst=False)
+    connection.exec_driver_sql(
+        "INSERT INTO webhook_bodies (inbox_id, body) SELECT id, body FROM webhook_inbox"
+    )
+    connection.exec_driver_sql("ALTER TABLE webhook_inbox DROP COLUMN body")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "schema_version and kv", _v1_schema_version_and_kv),
     Migration(2, "webhook_inbox, halts and effects", _v2_webhook_inbox_halts_effects),
     Migration(3, "ledger, model_calls and review_results", _v3_ledger_model_calls_review_results),
+    Migration(4, "webhook bodies in a table of their own", _v4_webhook_bodies),
 )
 
 

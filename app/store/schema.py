@@ -17,6 +17,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    ForeignKey,
     Index,
     Integer,
     LargeBinary,
@@ -87,8 +88,8 @@ kv = Table(
 
 # Webhook deliveries as received: the durable inbox the receiver writes before answering 202.
 # A delivery is identified by (X-GitHub-Delivery, X-GitHub-Event, action): GitHub reuses the
-# delivery id on redelivery and shares it across the hooks of one event. `body` is the raw
-# bytes whose signature was verified. state: pending | running | done | failed.
+# delivery id on redelivery and shares it across the hooks of one event.
+# state: pending | running | done | failed. The body lives in `webhook_bodies`.
 webhook_inbox = Table(
     "webhook_inbox",
     metadata,
@@ -97,7 +98,6 @@ webhook_inbox = Table(
     Column("event", Text, nullable=False),
     Column("action", Text, nullable=False, server_default=""),
     Column("installation_id", BigInteger, nullable=True),
-    Column("body", LargeBinary, nullable=False),
     Column("received_at", UtcDateTime, nullable=False),
     Column("state", Text, nullable=False),
     Column("attempts", Integer, nullable=False, server_default="0"),
@@ -107,6 +107,22 @@ webhook_inbox = Table(
     UniqueConstraint("delivery_id", "event", "action"),
     # The sweeper's question: which unfinished rows are old or past their lease?
     Index("ix_webhook_inbox_state_received_at", "state", "received_at"),
+)
+
+# The raw bytes whose signature was verified, one row per inbox row. A table of their own:
+# SQLite rewrites a whole record, overflow pages and all, when any column of it changes size,
+# so every claim and finish of an inbox row used to write its body out again.
+webhook_bodies = Table(
+    "webhook_bodies",
+    metadata,
+    Column(
+        "inbox_id",
+        Integer,
+        ForeignKey("webhook_inbox.id", ondelete="CASCADE"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    Column("body", LargeBinary, nullable=False),
 )
 
 # Halts in force: "global" or "installation:<id>". Only an operator or the CLI lifts one.

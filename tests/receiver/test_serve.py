@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from app.settings import Settings
 from app.store import Store, latest_version
-from app.store.schema import webhook_inbox
+from app.store.schema import webhook_bodies, webhook_inbox
 from app.webhooks import WEBHOOK_PATH, sign
 from tests.receiver.deliveries import (
     EXAMPLES,
@@ -50,7 +50,8 @@ def _inbox_rows(served: ServeProcess, *delivery_ids: str) -> list[tuple[str, str
     try:
         with store.engine.connect() as connection:
             rows = connection.execute(
-                select(columns.delivery_id, columns.event, columns.action, columns.body)
+                select(columns.delivery_id, columns.event, columns.action, webhook_bodies.c.body)
+                .join(webhook_bodies, webhook_bodies.c.inbox_id == columns.id)
                 .where(columns.delivery_id.in_(delivery_ids))
                 .order_by(columns.id)
             ).all()
