@@ -12,6 +12,7 @@ import hmac
 import json
 import signal
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -253,6 +254,37 @@ def test_signal_stops_the_server_cleanly(tmp_path: Path, sig: signal.Signals) ->
     assert "ourobot serve: stopped" in log
     assert "Traceback" not in log
     assert "warning: OUROBOT_APP_ID" in log  # started without App credentials, said so
+
+
+def _children(pid: int) -> list[int]:
+    listed = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(child) for child in listed.read_text().split()] if listed.exists() else []
+
+
+def _gone(pids: list[int], within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_no_inbox_process_outlives_serve(tmp_path: Path, sig: signal.Signals) -> None:
+    env = serve_env(tmp_path / "data", OUROBOT_WEBHOOK_SECRET=SECRET)
+    server = ServeProcess(env, tmp_path / "serve.log").start()
+    children = _children(server.process.pid)
+    assert children, "serve records in a child process"
+    body = fixture_body("push.with-installation")
+    response = httpx.post(
+        server.url + WEBHOOK_PATH, content=body, headers=signed_headers(body, "push")
+    )
+    assert response.status_code == 202
+    server.stop(sig)
+    # Killed outright, serve cannot stop its child: the child sees the socket close and ends.
+    assert _gone(children, within_s=15), f"left running: {children}"
 
 
 def test_hmac_of_the_example_matches_githubs_documented_value() -> None:
