@@ -109,6 +109,18 @@ class InboxProcess:
         with self._lock:
             self._process, self._socket = self._spawn()
 
+    def _watch(self, process: multiprocessing.process.BaseProcess) -> None:
+        """Replace the child as soon as it dies, not only when the next delivery finds out:
+        a health check answering 503 could otherwise keep every delivery away for good."""
+
+        def wait_for_exit() -> None:
+            process.join()
+            with self._lock:
+                if self._process is process and not self._closed:
+                    self._restart_later()
+
+        threading.Thread(target=wait_for_exit, name="inbox-watch", daemon=True).start()
+
     def _spawn(self) -> tuple[multiprocessing.process.BaseProcess, socket.socket]:
         ours, theirs = socket.socketpair()
         for end in (ours, theirs):
@@ -128,6 +140,7 @@ class InboxProcess:
             ours.close()
             process.join(5)
             raise
+        self._watch(process)
         return process, ours
 
     async def record(self, received: Received) -> int | None:
@@ -193,6 +206,8 @@ class InboxProcess:
             with self._lock:
                 closed = self._closed
                 if not closed:
+                    if self._channel is None and self._socket is not None:
+                        self._socket.close()  # never attached to a transport: ours to close
                     self._process, self._socket, self._channel = process, sock, None
                     self._restarting = False
             if closed:

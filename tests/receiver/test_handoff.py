@@ -17,12 +17,14 @@ class BatchRecorder:
         self.delay_s = delay_s
         self.fail_first = fail_first
         self.lock = threading.Lock()
+        self.attempted = threading.Event()
 
     def submit(self, row_id: int) -> None:
         self.submit_many([row_id])
 
     def submit_many(self, row_ids: list[int]) -> None:
         time.sleep(self.delay_s)
+        self.attempted.set()
         with self.lock:
             if self.fail_first:
                 self.fail_first = False
@@ -60,7 +62,7 @@ def test_a_failed_submission_is_logged_and_the_next_ones_go_on(caplog) -> None:
     dispatcher = BatchRecorder(fail_first=True)
     queue = DispatchQueue(dispatcher)
     queue.submit(rows(1, 2))
-    time.sleep(0.05)
+    assert dispatcher.attempted.wait(5)  # the failing submission happened on its own
     queue.submit(rows(3))
     queue.close()
     assert "the sweeper will retry" in caplog.text
