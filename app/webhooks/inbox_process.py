@@ -56,8 +56,9 @@ STOP_TIMEOUT_S = 60.0
 RESTART_DELAY_S = 1.0
 _SOCKET_BUFFER = 4 * 1024 * 1024
 _RECV_BYTES = 1 << 20
-# How long the inbox process may hold a batch open for more deliveries (see `_next_batch`).
-GATHER_S = 0.001
+# How long the inbox process may hold a batch open for more deliveries (see `_next_batch`):
+# paired runs under wrk, Redis mode: 0.3 ms +17% against 1 ms; 0 and 0.1 ms no better.
+GATHER_S = 0.0003
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
