@@ -144,22 +144,8 @@ class Inbox:
         Counts the attempt. None when the row is missing, finished, failed, or leased by
         someone else; one atomic UPDATE, so two claimers never both win.
         """
-        now = datetime.now(UTC)
-        claimable = _claimable(now)
-        with self.store.session() as session:
-            claimed = session.execute(
-                update(webhook_inbox)
-                .where(_columns.id == row_id, claimable)
-                .values(
-                    state=RUNNING,
-                    attempts=_columns.attempts + 1,
-                    lease_until=now + timedelta(seconds=lease_s),
-                )
-                .returning(*_HEAD_COLUMNS)
-            ).one_or_none()
-            if claimed is None:
-                return None
-            return _to_row(claimed, _bodies(session, [claimed.id]).get(claimed.id, b""))
+        claimed = self.claim_many([row_id], lease_s)
+        return claimed[0] if claimed else None
 
     def claim_many(
         self, row_ids: list[int], lease_s: float, *, bodies: bool = True

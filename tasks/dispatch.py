@@ -66,36 +66,24 @@ class CeleryDispatcher:
         self.celery_app = celery_app
 
     def submit(self, row_id: int) -> None:
-        try:
-            self.celery_app.send_task(
-                PROCESS_DELIVERY_TASK,
-                args=[row_id],
-                retry_policy=SUBMIT_RETRY_POLICY,
-                ignore_result=True,
-            )
-        except Exception as exc:  # any broker failure: the inbox still holds the row
-            logger.warning(
-                "could not submit inbox row %d (%s: %s); the sweeper will re-submit it",
-                row_id,
-                type(exc).__name__,
-                exc,
-            )
+        self._send(PROCESS_DELIVERY_TASK, row_id)
 
     def submit_many(self, row_ids: list[int]) -> None:
         if len(row_ids) == 1:
             self.submit(row_ids[0])
             return
+        self._send(PROCESS_DELIVERIES_TASK, list(row_ids))
+
+    def _send(self, task: str, rows: int | list[int]) -> None:
         try:
             self.celery_app.send_task(
-                PROCESS_DELIVERIES_TASK,
-                args=[list(row_ids)],
-                retry_policy=SUBMIT_RETRY_POLICY,
-                ignore_result=True,
+                task, args=[rows], retry_policy=SUBMIT_RETRY_POLICY, ignore_result=True
             )
         except Exception as exc:  # any broker failure: the inbox still holds the rows
             logger.warning(
-                "could not submit inbox rows %s (%s: %s); the sweeper will re-submit them",
-                row_ids,
+                "could not submit inbox %s %s (%s: %s); the sweeper will re-submit it",
+                "row" if isinstance(rows, int) else "rows",
+                rows,
                 type(exc).__name__,
                 exc,
             )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.action.files import append_to
 from app.errors import UserError
 from app.handlers.review_jobs import ReviewOutcome, ReviewRequest, run_review
 from app.handlers.review_publish import load_publication
@@ -70,19 +71,9 @@ def review_request(event: str, payload: Mapping[str, Any]) -> ReviewRequest:
 def report(env: Mapping[str, str], ctx: JobContext, outcome: ReviewOutcome) -> None:
     """Outputs and step summary for the workflow."""
     conclusion = outcome.conclusion or ("skipped" if outcome.status == "skipped" else "")
-    _append(env.get("GITHUB_OUTPUT"), f"conclusion={conclusion}\nreason={outcome.reason or ''}\n")
+    append_to(env.get("GITHUB_OUTPUT"), f"conclusion={conclusion}\nreason={outcome.reason or ''}\n")
     publication = load_publication(ctx.store, outcome.run_key) if outcome.run_key else None
     summary = (
         publication.check_summary if publication else f"## ourobot review\n\n{outcome.detail}\n"
     )
-    _append(env.get("GITHUB_STEP_SUMMARY"), summary)
-
-
-def _append(path: str | None, text: str) -> None:
-    if not path:
-        return
-    try:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    append_to(env.get("GITHUB_STEP_SUMMARY"), summary)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.action.files import append_to
 from app.errors import UserError
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.paths import display
@@ -113,8 +114,8 @@ def _skipped(env: Mapping[str, str], pull: PullRequest, source: str) -> int:
         f"guards.apply_to is `bot` in {source} and this PR's branch is not an ourobot branch "
         f"({BOT_BRANCH_PREFIX}...); set `apply_to: all` to guard every pull request"
     )
-    _append(env.get("GITHUB_OUTPUT"), "conclusion=skipped\nviolations=0\n")
-    _append(env.get("GITHUB_STEP_SUMMARY"), f"## ourobot/guards: skipped\n\n{why}.\n")
+    append_to(env.get("GITHUB_OUTPUT"), "conclusion=skipped\nviolations=0\n")
+    append_to(env.get("GITHUB_STEP_SUMMARY"), f"## ourobot/guards: skipped\n\n{why}.\n")
     print(f"::notice title=ourobot guards::{escape_data('skipped: ' + why)}")
     return EXIT_OK
 
@@ -149,21 +150,11 @@ def _auth_env(git: Git, env: Mapping[str, str]) -> dict[str, str]:
 
 
 def publish(env: Mapping[str, str], result: GuardResult) -> None:
-    _append(
+    append_to(
         env.get("GITHUB_OUTPUT"),
         f"conclusion={result.conclusion}\nviolations={len(result.violations)}\n",
     )
-    _append(env.get("GITHUB_STEP_SUMMARY"), result.summary_markdown())
-
-
-def _append(path: str | None, text: str) -> None:
-    if not path:
-        return
-    try:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    append_to(env.get("GITHUB_STEP_SUMMARY"), result.summary_markdown())
 
 
 def workflow_annotations(result: GuardResult) -> list[str]:

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
+from sqlalchemy.exc import StatementError
+
 from app.dispatch import BatchDispatcher, Dispatcher, InMemoryDispatcher
 from app.inbox import Delivery
 
@@ -146,10 +148,22 @@ class DispatchQueue:
                 )
 
 
+def log_delivery(
+    delivery_id: str, event: str, action: str, outcome: str, *, level: int = logging.INFO
+) -> None:
+    """The one line per delivery that operators grep for, whichever process writes it."""
+    log.log(
+        level,
+        "webhook delivery=%s event=%s action=%s outcome=%s",
+        delivery_id,
+        event,
+        action or "-",
+        outcome,
+    )
+
+
 def describe(error: BaseException) -> str:
     """One short line about an error, never the statement parameters (they hold the body)."""
-    from sqlalchemy.exc import StatementError
-
     cause: Any = error.orig if isinstance(error, StatementError) else error
     first = (str(cause).strip().splitlines() or [""])[0]
     return f"{type(cause).__name__}: {first[:200]}"

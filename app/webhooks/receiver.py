@@ -55,7 +55,13 @@ from app.webhooks.delivery import (
     parse_body,
     parse_headers,
 )
-from app.webhooks.handoff import DispatchQueue, InlineHook, describe, guarded_inline
+from app.webhooks.handoff import (
+    DispatchQueue,
+    InlineHook,
+    describe,
+    guarded_inline,
+    log_delivery,
+)
 from app.webhooks.recorder import BatchingRecorder
 from app.webhooks.signature import SIGNATURE_HEADER, parse_signature
 from app.webhooks.signature import matches as signature_matches
@@ -366,13 +372,7 @@ def _reject(headers: _Headers, status: int, reason: str) -> _Answer:
 
 
 def _log_outcome(received: Received, outcome: str, *, level: int = logging.INFO) -> None:
-    log.log(
-        level,
-        "webhook delivery=%s event=%s action=- outcome=%s",
-        received.delivery_id,
-        received.event,
-        outcome,
-    )
+    log_delivery(received.delivery_id, received.event, "", outcome, level=level)
 
 
 def _loggable(value: str | None) -> str:

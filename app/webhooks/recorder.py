@@ -23,10 +23,9 @@ from typing import TypeVar
 
 from app.inbox import Delivery, Inbox
 from app.webhooks.delivery import BadDelivery, Received, parse_body
+from app.webhooks.handoff import log_delivery
 
 log = logging.getLogger(__name__)
-# The receiver's logger: one line per delivery, whichever process records it.
-delivery_log = logging.getLogger("app.webhooks")
 
 MAX_BATCH = 64
 _T = TypeVar("_T")
@@ -198,13 +197,7 @@ def _log_recorded(delivery: Delivery, outcome: Outcome) -> None:
     if isinstance(outcome, Exception):
         return
     described = "duplicate" if outcome is None else f"accepted id={outcome}"
-    delivery_log.info(
-        "webhook delivery=%s event=%s action=%s outcome=%s",
-        delivery.delivery_id,
-        delivery.event,
-        delivery.action or "-",
-        described,
-    )
+    log_delivery(delivery.delivery_id, delivery.event, delivery.action, described)
 
 
 def _settle(outcomes: list[tuple[_Pending, Outcome]]) -> None:
