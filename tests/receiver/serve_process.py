@@ -97,3 +97,10 @@ class ServeProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def log_once_it_has(self, text: str, timeout: float = 10) -> str:
+        """The log once `text` is in it (the inbox child logs in batches, after the 202)."""
+        deadline = time.monotonic() + timeout
+        while text not in (log := self.log()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return log

@@ -208,7 +208,7 @@ def test_log_has_one_line_per_delivery_and_no_traceback_or_body(
     body = json.dumps({"action": "opened", "note": marker}).encode()
     headers = signed_headers(body, "issues")
     assert _post(client, body, headers).status_code == 202
-    log = served.log()
+    log = served.log_once_it_has(headers["X-GitHub-Delivery"])
     lines = [line for line in log.splitlines() if headers["X-GitHub-Delivery"] in line]
     assert len(lines) == 1
     assert "event=issues action=opened outcome=accepted" in lines[0]
