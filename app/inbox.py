@@ -14,12 +14,12 @@ delivery id when a delivery is redelivered, and shares it among the hooks of one
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, insert, or_, select, update
+from sqlalchemy import ColumnElement, Connection, Dialect, Row, and_, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import ReturningInsert
@@ -107,24 +107,14 @@ class Inbox:
         if not deliveries:
             return []
         now = datetime.now(UTC)
-        values = [_insert_values(delivery, now) for delivery in deliveries]
-        # Core on a plain connection, not an ORM session: the same one transaction (BEGIN
-        # IMMEDIATE on SQLite, committed when the block ends), without the session's per-call
-        # bookkeeping on the receiver's writer thread.
         engine = self.store.engine
+        # One transaction (BEGIN IMMEDIATE on SQLite, committed when the block ends) on a plain
+        # connection, not an ORM session: this is the receiver's hot path.
         with engine.begin() as connection:
-            inserted = connection.execute(_insert_unless_known(engine.dialect.name), values)
-            new_ids = {(row[1], row[2], row[3]): row[0] for row in inserted}
-            if new_ids:
-                bodies: dict[int, bytes] = {}
-                for delivery in deliveries:  # the first of repeats in a batch is the one stored
-                    row_id = new_ids.get(_key(delivery))
-                    if row_id is not None:
-                        bodies.setdefault(row_id, delivery.body)
-                connection.execute(
-                    insert(webhook_bodies),
-                    [{"inbox_id": row_id, "body": body} for row_id, body in bodies.items()],
-                )
+            if engine.dialect.name == "sqlite":
+                new_ids = _insert_on_sqlite(connection, deliveries, now)
+            else:
+                new_ids = _insert_with_core(connection, deliveries, now)
         # Skipped rows return nothing, so answers are matched by key, not by position; `pop`
         # gives a key's id to one delivery and None to any repeat of it in the same batch.
         return [new_ids.pop(_key(delivery), None) for delivery in deliveries]
@@ -298,7 +288,7 @@ def _insert_unless_known(dialect: str) -> ReturningInsert[int, str, str, str]:
     )
 
 
-def _key(delivery: Delivery) -> tuple[str, str, str]:
+def _key(delivery: Delivery) -> _Key:
     return (delivery.delivery_id, delivery.event, delivery.action)
 
 
@@ -312,6 +302,107 @@ def _insert_values(delivery: Delivery, now: datetime) -> dict[str, Any]:
         "state": PENDING,
         "attempts": 0,
     }
+
+
+_Key = tuple[str, str, str]
+
+
+def _insert_with_core(
+    connection: Connection, deliveries: Sequence[Delivery], now: datetime
+) -> dict[_Key, int]:
+    values = [_insert_values(delivery, now) for delivery in deliveries]
+    inserted = connection.execute(_insert_unless_known(connection.dialect.name), values)
+    new_ids = {(row[1], row[2], row[3]): row[0] for row in inserted}
+    if new_ids:
+        connection.execute(
+            insert(webhook_bodies),
+            [
+                {"inbox_id": row_id, "body": body}
+                for row_id, body in _new_bodies(deliveries, new_ids)
+            ],
+        )
+    return new_ids
+
+
+def _insert_on_sqlite(
+    connection: Connection, deliveries: Sequence[Delivery], now: datetime
+) -> dict[_Key, int]:
+    """The same two statements as `_insert_with_core`, through the driver's cursor.
+
+    Still inside SQLAlchemy's transaction (its BEGIN IMMEDIATE, writer turn and commit), but
+    without Core's per-statement compile-cache lookup, parameter processing and result
+    wrapping: for a batch of nine 15 KB deliveries that was 0.69 ms of CPU against 0.36 ms
+    (bench/webhook_ingest.py is where this path is measured).
+    """
+    received_at = _stored_time(connection.dialect)(now)
+    cursor = connection.connection.cursor()
+    try:
+        new_ids: dict[_Key, int] = {}
+        # Bounded rows per statement: older SQLite builds allow 999 bound variables.
+        for start in range(0, len(deliveries), _SQLITE_ROWS_PER_INSERT):
+            chunk = deliveries[start : start + _SQLITE_ROWS_PER_INSERT]
+            values: list[Any] = []
+            for delivery in chunk:
+                values += (
+                    delivery.delivery_id,
+                    delivery.event,
+                    delivery.action,
+                    delivery.installation_id,
+                    received_at,
+                    PENDING,
+                    0,
+                )
+            cursor.execute(_sqlite_insert_sql(len(chunk)), values)
+            new_ids.update({(row[1], row[2], row[3]): row[0] for row in cursor.fetchall()})
+        if new_ids:
+            cursor.executemany(_SQLITE_INSERT_BODY, _new_bodies(deliveries, new_ids))
+    finally:
+        cursor.close()
+    return new_ids
+
+
+def _new_bodies(
+    deliveries: Sequence[Delivery], new_ids: dict[_Key, int]
+) -> list[tuple[int, bytes]]:
+    """(row id, body) of each new row; the first of repeats in a batch is the one stored."""
+    bodies: dict[int, bytes] = {}
+    for delivery in deliveries:
+        row_id = new_ids.get(_key(delivery))
+        if row_id is not None:
+            bodies.setdefault(row_id, delivery.body)
+    return list(bodies.items())
+
+
+_SQLITE_ROWS_PER_INSERT = 100
+_INSERTED_COLUMNS = (
+    "delivery_id", "event", "action", "installation_id", "received_at", "state", "attempts"
+)  # fmt: skip
+# Identifiers below come from the schema, never from input; values are bound parameters.
+_SQLITE_INSERT_BODY = (
+    f"INSERT INTO {webhook_bodies.name} ({webhook_bodies.c.inbox_id.name}, "  # noqa: S608
+    f"{webhook_bodies.c.body.name}) VALUES (?, ?)"
+)
+
+
+@functools.lru_cache(maxsize=_SQLITE_ROWS_PER_INSERT)
+def _sqlite_insert_sql(rows: int) -> str:
+    """INSERT ... ON CONFLICT DO NOTHING RETURNING, for `rows` rows, as `_insert_unless_known`
+    builds it; column names come from the table, so a renamed column fails here, loudly."""
+    names = ", ".join(_columns[name].name for name in _INSERTED_COLUMNS)
+    row = "(" + ", ".join("?" * len(_INSERTED_COLUMNS)) + ")"
+    key = f"{_columns.delivery_id.name}, {_columns.event.name}, {_columns.action.name}"
+    returning = f"{_columns.id.name}, {key}"
+    return (
+        f"INSERT INTO {webhook_inbox.name} ({names}) VALUES {', '.join([row] * rows)} "  # noqa: S608
+        f"ON CONFLICT ({key}) DO NOTHING RETURNING {returning}"
+    )
+
+
+def _stored_time(dialect: Dialect) -> Callable[[datetime], Any]:
+    """How the dialect stores `received_at`: the very conversion Core applies, so rows written
+    either way compare and read back alike."""
+    processor = _columns.received_at.type.dialect_impl(dialect).bind_processor(dialect)
+    return processor if processor is not None else (lambda value: value)
 
 
 def _bodies(session: Session, row_ids: list[int]) -> dict[int, bytes]:

@@ -101,6 +101,51 @@ def test_record_many_answers_in_order_with_repeats_inside_the_batch(store: Store
         assert row is not None and row.delivery_id == delivery_id
 
 
+def test_a_batch_larger_than_one_statement_is_stored_whole(store: Store) -> None:
+    inbox = Inbox(store)
+    batch = [_delivery(f"big-{n}") for n in range(250)] + [_delivery("big-7")]
+    answers = inbox.record_many(batch)
+    assert answers[-1] is None  # a repeat of a delivery from an earlier statement
+    stored = answers[:-1]
+    assert all(isinstance(row_id, int) for row_id in stored)
+    assert len(set(stored)) == 250
+    rows = [inbox.get(row_id) for row_id in stored if row_id is not None]
+    assert [row.delivery_id for row in rows if row is not None] == [f"big-{n}" for n in range(250)]
+
+
+def test_a_batch_that_fails_halfway_stores_nothing(store: Store) -> None:
+    """One transaction: a body the database refuses undoes the rows already inserted."""
+    inbox = Inbox(store)
+    unstorable = Delivery("bad", "issues", "opened", installation_id=1, body=None)  # type: ignore[arg-type]
+    with pytest.raises(Exception, match=r"(?i)null"):
+        inbox.record_many([_delivery("first"), unstorable])
+    with store.read_session() as session:
+        assert session.execute(select(webhook_inbox.c.id)).all() == []
+    assert inbox.record(_delivery("first")) is not None  # not a duplicate: it was never kept
+
+
+def test_rows_recorded_in_a_batch_compare_by_time_like_any_other(store: Store) -> None:
+    """Times are stored as the database layer stores them, so the sweeper's comparisons (and
+    rows written by other code) agree with what the receiver wrote."""
+    inbox = Inbox(store)
+    before = datetime.now(UTC)
+    [row_id] = inbox.record_many([_delivery("timed")])
+    assert row_id is not None
+    with store.read_session() as session:
+        newer = session.execute(
+            select(webhook_inbox.c.id).where(
+                webhook_inbox.c.received_at >= before - timedelta(milliseconds=1)
+            )
+        ).all()
+        older = session.execute(
+            select(webhook_inbox.c.id).where(
+                webhook_inbox.c.received_at < before - timedelta(seconds=1)
+            )
+        ).all()
+    assert [found.id for found in newer] == [row_id]
+    assert older == []
+
+
 def test_claim_takes_a_pending_row_once_and_counts_attempts(store: Store) -> None:
     inbox = Inbox(store)
     row_id = inbox.record(_delivery())
