@@ -175,18 +175,23 @@ def parse_request(delivery: Delivery) -> Request | None:
     """The panic/resume command in a delivery, if it is one from a person."""
     if delivery.event != "issue_comment" or delivery.action != "created":
         return None
-    if b"/ourobot" not in delivery.body.lower():
-        return None  # the common case costs no JSON parse
-    payload: Any = json.loads(delivery.body)
+    # The receiver hands over the payload it parsed; the raw bytes are no place to look for a
+    # command (JSON may spell "/" as "\\/" or any letter as "\\u00xx").
+    payload: Any = json.loads(delivery.body) if delivery.payload is None else delivery.payload
     if not isinstance(payload, Mapping):
         return None
-    comment, issue = _mapping(payload, "comment"), _mapping(payload, "issue")
+    comment = _mapping(payload, "comment")
+    text = comment.get("body") if comment is not None else None
+    # Runs inline for every comment the receiver stores: lower the comment, not the payload.
+    if not isinstance(text, str) or "/ourobot" not in text.lower():
+        return None
+    issue = _mapping(payload, "issue")
     repository, installation = _mapping(payload, "repository"), _mapping(payload, "installation")
     if comment is None or issue is None or repository is None or installation is None:
         return None
     if is_automation(comment.get("user"), comment):
         return None
-    verbs = [c.verb for c in parse_commands(comment.get("body")) if c.verb in VERBS]
+    verbs = [c.verb for c in parse_commands(text) if c.verb in VERBS]
     login = login_of(comment.get("user"))
     if not verbs or login is None:
         return None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import pytest
 
 from app.halt import GLOBAL, Halted, HaltRegistry, halt_cause, installation_scope
@@ -101,6 +104,19 @@ def test_a_quoted_panic_is_not_a_panic(world):
     number = world.issue()
     assert parse_request(world.delivery("admin1", number, "> /ourobot panic")) is None
     assert parse_request(world.delivery("admin1", number, "`/ourobot panic`")) is None
+
+
+@pytest.mark.parametrize("parsed", [True, False], ids=["parsed-payload", "raw-body"])
+def test_a_panic_spelled_with_json_escapes_is_still_a_panic(world, parsed):
+    """GitHub may escape any character; the command is found in the text, not the bytes."""
+    number = world.issue()
+    sent = world.delivery("admin1", number, "/ourobot panic")
+    payload = json.loads(sent.body)
+    escaped = json.dumps(payload).replace("/ourobot", "\\/\\u006Furobot").encode()
+    assert b"/ourobot" not in escaped.lower()
+    delivery = replace(sent, body=escaped, payload=json.loads(escaped) if parsed else None)
+    request = parse_request(delivery)
+    assert request is not None and (request.verb, request.login) == ("panic", "admin1")
 
 
 def test_halts_survive_a_new_registry_and_ignore_a_lost_redis_mirror(world):
