@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import posixpath
 import re
 import sys
 import textwrap
@@ -92,6 +93,37 @@ _MIN_NAME = 4
 
 def is_code(path: str | None) -> bool:
     return path is not None and path.endswith(CODE_SUFFIXES)
+
+
+# Documentation and changelogs: what they say about a name neither runs nor provides it ("Remove
+# `legacy_parse`" in a changelog is evidence it went). Every other file that is not code the
+# rules read (data, configuration, templates, scripts, Cython, Lua, ...) may well use it.
+_PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc")
+_PROSE_NAMES = _words(
+    "readme changes changelog history news authors contributors license licence copying notice"
+)
+
+
+# Data, configuration, archives and media: they may name a function (an entry point, a file
+# list, a dependency), so a name they hold is still there, but they define no code a test runs.
+_DATA_SUFFIXES = tuple(
+    "." + suffix
+    for suffix in _words(
+        """
+        json toml yaml yml cfg ini lock xml csv tsv zip gz tgz bz2 xz tar whl egg jar png jpg
+        jpeg gif ico svg pdf woff woff2 ttf otf eot
+        """
+    )
+)
+
+
+def is_prose(path: str) -> bool:
+    name = posixpath.basename(path).lower()
+    return name.endswith(_PROSE_SUFFIXES) or name in _PROSE_NAMES
+
+
+def is_data(path: str) -> bool:
+    return path.lower().endswith(_DATA_SUFFIXES)
 
 
 def is_source(path: str | None) -> bool:

@@ -21,6 +21,7 @@ from app.guards.diff import parse_diff
 from app.guards.paths import ProtectedPaths
 from app.guards.repo import (
     DEFAULT_LOAD_LIMIT,
+    GitFailed,
     changes_between,
     isolated_git,
     merge_base,
@@ -43,7 +44,8 @@ def evaluate(
     config_source: str = "defaults",
     iteration: bool = False,
 ) -> GuardResult:
-    """Apply every rule the config leaves on. Pure: same input, same result."""
+    """Apply every rule the config leaves on. Same input, same result: a rule that reads the
+    trees of a repository change reads them whole or fails."""
     guards = config.guards
     policy = Policy(
         guards=guards,
@@ -58,7 +60,12 @@ def evaluate(
     evaluated = [rule for rule in RULE_IDS if rule not in off]
     violations: list[Violation] = []
     for rule in evaluated:
-        violations.extend(_capped(rule, RULES[rule](changes, policy)))
+        try:
+            found = RULES[rule](changes, policy)
+        except GitFailed as exc:
+            # The trees could not be read, so the rule cannot decide: it fails, and says why.
+            found = [Violation(rule, None, None, f"cannot be evaluated: {exc}")]
+        violations.extend(_capped(rule, found))
     violations.sort(key=Violation.sort_key)
     return GuardResult(tuple(violations), _stats(changes, config, config_source, evaluated, off))
 

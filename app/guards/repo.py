@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from app.errors import ConfigError, UserError
 from app.guards.changes import (
@@ -79,6 +80,8 @@ class Git:
             raise UserError("git is not installed or not on PATH") from None
         except subprocess.TimeoutExpired:
             raise GitFailed(f"git {args[0]} timed out after {_TIMEOUT_S} s") from None
+        except OSError as exc:  # an argument the system refuses (a path over its size limit)
+            raise GitFailed(f"git {args[0]} could not run: {exc.strerror or exc}") from None
 
     def out(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> bytes:
         proc = self.run(*args, stdin=stdin, cwd=cwd)
@@ -206,9 +209,17 @@ def blob_sizes(git: Git, shas: Sequence[str]) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for line in out.decode("ascii", "replace").splitlines():
         parts = line.split()
+        if len(parts) == 2 and parts[1] == "missing":
+            raise _missing(parts[0])
         if len(parts) == 3 and parts[1] == "blob":
             sizes[parts[0]] = int(parts[2])
     return sizes
+
+
+def _missing(sha: str) -> GitFailed:
+    # A blob the change names but git cannot produce is no evidence of an empty file: read as
+    # one, a test file's old side would have no tests to lose.
+    return GitFailed(f"object {sha} is missing from the repository")
 
 
 def read_blobs(git: Git, shas: Sequence[str]) -> dict[str, bytes]:
@@ -221,10 +232,13 @@ def read_blobs(git: Git, shas: Sequence[str]) -> dict[str, bytes]:
     offset = 0
     while offset < len(out):
         end = out.index(b"\n", offset)
-        header = out[offset:end].decode("ascii", "replace").split()
+        line = out[offset:end].decode("ascii", "replace")
+        header = line.split()
         offset = end + 1
+        if len(header) == 2 and header[1] == "missing":
+            raise _missing(header[0])
         if len(header) != 3:
-            continue  # "<sha> missing"
+            raise GitFailed(f"git cat-file: unexpected output {line[:100]!r}")
         size = int(header[2])
         blobs[header[0]] = out[offset : offset + size]
         offset += size + 1
@@ -331,21 +345,27 @@ def _line_count(text: bytes | None, mode: str, counted: int | None) -> int | Non
     return counted if text is not None else None
 
 
-# Only source files are searched for names (not data or documentation).
-_CODE_PATHSPECS = tuple(f"*{suffix}" for suffix in CODE_SUFFIXES)
-_MAX_TREE_PATH = 4096
+Files = Literal["code", "other"]
+# `search` looks in code the rules can read; `mentions` everywhere else, so that a name can be
+# known to be absent from the whole tree, not only from its code in a few languages.
+_PATHSPECS: dict[Files, tuple[str, ...]] = {
+    "code": tuple(f"*{suffix}" for suffix in CODE_SUFFIXES),
+    "other": (".", *(f":(exclude)*{suffix}" for suffix in CODE_SUFFIXES)),
+}
 
 
 @dataclass(frozen=True)
 class GitTrees:
     """The base and head trees of a change, read on demand with an isolated git (a `TreeView`).
 
-    Answers are cached: the same question about the same two trees has the same answer."""
+    Answers are cached: the same question about the same two trees has the same answer. A
+    question git cannot answer raises `GitFailed`: only a tree that git read whole and found
+    without the file says a file is absent."""
 
     repo: Path
     base: str
     head: str
-    _hits: dict[tuple[Side, tuple[str, ...]], list[Hit]] = field(
+    _hits: dict[tuple[Files, Side, tuple[str, ...]], list[Hit]] = field(
         default_factory=dict, compare=False, repr=False
     )
     _texts: dict[tuple[Side, str], str | None] = field(
@@ -359,20 +379,30 @@ class GitTrees:
         return self.base if side == "base" else self.head
 
     def search(self, side: Side, words: Collection[str]) -> list[Hit]:
-        wanted = tuple(sorted({word for word in words if word and "\n" not in word}))
-        if (side, wanted) not in self._hits:
-            self._hits[side, wanted] = self._search(self._tree(side), wanted) if wanted else []
-        return list(self._hits[side, wanted])
+        return self._grep("code", side, words)
 
-    def _search(self, tree: str, words: Sequence[str]) -> list[Hit]:
+    def mentions(self, side: Side, words: Collection[str]) -> list[Hit]:
+        return self._grep("other", side, words)
+
+    def _grep(self, files: Files, side: Side, words: Collection[str]) -> list[Hit]:
+        wanted = tuple(sorted({word for word in words if word and "\n" not in word}))
+        key = (files, side, wanted)
+        if key not in self._hits:
+            tree = self._tree(side)
+            self._hits[key] = self._search(tree, wanted, _PATHSPECS[files]) if wanted else []
+        return list(self._hits[key])
+
+    def _search(self, tree: str, words: Sequence[str], pathspecs: Sequence[str]) -> list[Hit]:
         # --text: a committed .gitattributes must not turn a file "binary" and hide its lines.
         args = ["grep", "-n", "-z", "-w", "-F", "--text", "--no-color", "--no-textconv"]
         for word in words:
             args += ["-e", word]
         with isolated_git(self.repo) as git:
-            proc = git.run(*args, tree, "--", *_CODE_PATHSPECS)
-        if proc.returncode not in (0, 1):
-            raise GitFailed("git grep failed")
+            proc = git.run(*args, tree, "--", *pathspecs)
+        # git grep reports a blob it cannot read on stderr and still exits 1, "no match": a
+        # search that did not look everywhere is no evidence that a name is nowhere.
+        if proc.returncode not in (0, 1) or proc.stderr.strip():
+            raise GitFailed(f"git grep failed: {_last_line(proc.stderr) or proc.returncode}")
         return _grep_hits(proc.stdout, tree)
 
     def text(self, side: Side, path: str) -> str | None:
@@ -381,13 +411,16 @@ class GitTrees:
         return self._texts[side, path]
 
     def _text(self, tree: str, path: str) -> str | None:
-        if not path or "\n" in path or len(path) > _MAX_TREE_PATH:
+        if not path:
             return None
+        # The entry first, then its blob: `cat-file blob <tree>:<path>` says a path "does not
+        # exist" even when it is the tree that cannot be read, and ls-tree fails instead.
         with isolated_git(self.repo) as git:
-            proc = git.run("cat-file", "blob", f"{tree}:{path}")
-        if proc.returncode != 0:
-            return None
-        return proc.stdout.decode("utf-8", errors="replace")
+            listing = git.out("ls-tree", "-z", "--full-tree", tree, "--", path)
+            blob = _blob_at(listing, path)
+            if blob is None:
+                return None
+            return git.out("cat-file", "blob", blob).decode("utf-8", errors="replace")
 
     def listing(self, side: Side, directory: str) -> list[str]:
         if (side, directory) not in self._listings:
@@ -398,6 +431,22 @@ class GitTrees:
         with isolated_git(self.repo) as git:
             out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree, "--", path)
         return [_path(raw) for raw in out.split(b"\0") if raw]
+
+
+def _blob_at(listing: bytes, path: str) -> str | None:
+    """The blob `ls-tree -z` lists at exactly `path`; None for no entry, a folder or a
+    submodule."""
+    for record in listing.split(b"\0"):
+        meta, _, name = record.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == b"blob" and _path(name) == path:
+            return parts[2].decode("ascii")
+    return None
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def _grep_hits(out: bytes, tree: str) -> list[Hit]:

@@ -19,9 +19,12 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    - the change deletes a definition of, from source code (not tests);
    - no source file of the head tree still provides: defines, imports, assigns or uses it
      other than as an attribute of something else (`ssl.SSLContext` does not provide
-     `SSLContext`); strings and comments that mention it count as providing it;
-   - was not renamed or moved: most of its deleted body is not added back in the change, and
-     no deleted line that used it comes back with another name in its place;
+     `SSLContext`); strings and comments that mention it count as providing it; no other
+     file mentions at all (code in a language the rules do not read, a script, a config
+     entry: what cannot be read is taken to provide it), but for prose, where only a
+     definition counts (a changelog saying it was removed is no evidence it stays);
+   - was not renamed or moved: most of its deleted body is not added back in the change (to
+     any file), and no deleted line that used it comes back with another name in its place;
    and every other project definition the test exercises is either gone too, the class (or Go
    receiver, or JavaScript object) a gone subject was defined on, or a definition from whose
    body the change deleted a line that used a gone subject (the function the removed feature
@@ -31,7 +34,9 @@ A removed test is set aside (judged as if it had not been removed) when one of t
 3. It is an exact duplicate: a test that stays in the same file, at the head, has the same
    body, the same header but for its name, the same decorators and the same enclosing suite.
 
-Everything errs one way: what cannot be shown from the trees is taken to be still there.
+Everything errs one way: what cannot be shown from the trees is taken to be still there. The
+evidence that a subject went is positive: the whole head tree searched, not only its code; a
+tree git cannot read raises (`GitFailed`), and the rule fails rather than take it for empty.
 """
 
 from __future__ import annotations
@@ -48,7 +53,9 @@ from app.guards.code_names import (
     binds,
     defined_names,
     is_code,
+    is_data,
     is_distinctive,
+    is_prose,
     is_source,
     references,
 )
@@ -145,7 +152,7 @@ class Exemptions:
         if self._trees.listing("head", directory):
             return False
         deleted = [line.text for c in sources for line in c.removed]
-        return not _mostly_added(deleted, self._added_code_lines)
+        return not _mostly_added(deleted, self._added_lines)
 
     # -- 2. the subject went with it -----------------------------------------------------
 
@@ -163,15 +170,10 @@ class Exemptions:
         return found
 
     @cached_property
-    def _added_code_lines(self) -> set[str]:
-        """Every line of code the change adds, tests included: code moved into test material
-        is moved, not gone."""
-        return {
-            line.text.strip()
-            for change in self._files
-            if is_code(change.new_path)
-            for line in change.added
-        }
+    def _added_lines(self) -> set[str]:
+        """Every line the change adds, to any file: code moved into test material, or into a
+        file of a language the rules do not read (a `.pyx`, a script), is moved, not gone."""
+        return {line.text.strip() for change in self._files for line in change.added}
 
     def _references(self, index: int, definition: Definition) -> References | None:
         """The names a removed test uses, read from the base tree, with those of the helpers
@@ -198,7 +200,8 @@ class Exemptions:
             return
         for name in wanted:
             self._head_hits[name] = []
-        for hit in self._trees.search("head", wanted):
+        hits = self._trees.search("head", wanted) + self._trees.mentions("head", wanted)
+        for hit in hits:
             for name in wanted:
                 if re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", hit.text):
                     self._head_hits[name].append(hit)
@@ -214,21 +217,17 @@ class Exemptions:
             heads = [
                 h
                 for h in self._head_hits.get(name, [])
-                if is_source(h.path) and name in _defines(h)
+                if _may_define(h.path) or (_reads_as_text(h.path) and name in _defines(h))
             ]
             if heads and not all(self._allowed(name, hit, subjects) for hit in heads):
                 return False
         return True
 
     def _is_gone(self, name: str) -> bool:
-        """No source file at the head provides the name, no file at all defines it, and it
-        was not renamed or moved."""
+        """No source file at the head provides the name, no test file or prose defines it, no
+        other file mentions it, and it was not renamed or moved."""
         if name not in self._gone:
-            hits = self._head_hits.get(name, [])
-            still = any(
-                binds(hit.text, name, hit.path) if is_source(hit.path) else name in _defines(hit)
-                for hit in hits
-            )
+            still = any(_provides(hit, name) for hit in self._head_hits.get(name, []))
             self._gone[name] = not still and not self._renamed(name)
         return self._gone[name]
 
@@ -238,7 +237,7 @@ class Exemptions:
         name. A body too short to compare counts as moved."""
         for removed in self._removed[name]:
             body = _body_after(self._files[removed.file], removed.line)
-            if not body or _mostly_added(body, self._added_code_lines):
+            if not body or _mostly_added(body, self._added_lines):
                 return True
         return any(self._retargeted(name, change) for change in self._files)
 
@@ -253,7 +252,7 @@ class Exemptions:
             before, after = line.text[: match.start()].lstrip(), line.text[match.end() :].rstrip()
             if len(before.strip()) + len(after.strip()) < _MIN_CONTEXT:
                 continue
-            if any(_same_but_name(text, before, after, name) for text in self._added_code_lines):
+            if any(_same_but_name(text, before, after, name) for text in self._added_lines):
                 return True
         return False
 
@@ -361,6 +360,27 @@ class _Shape:
 
 def _defines(hit: Hit) -> list[str]:
     return defined_names(hit.text, hit.path)
+
+
+def _may_define(path: str) -> bool:
+    """A file of code the rules do not read (a script, Cython, Lua, a template): any mention
+    of a name there may be its definition."""
+    return not (is_code(path) or is_data(path) or is_prose(path))
+
+
+def _reads_as_text(path: str) -> bool:
+    """Source code, or prose: a line of either defines a name only by the usual patterns (a
+    changelog's "Remove `legacy_parse`" defines nothing; a definition moved there does)."""
+    return is_source(path) or is_prose(path)
+
+
+def _provides(hit: Hit, name: str) -> bool:
+    """Whether a line of the head tree shows `name` still there."""
+    if is_source(hit.path):
+        return binds(hit.text, name, hit.path)
+    if is_code(hit.path) or is_prose(hit.path):
+        return name in _defines(hit)  # a test's use is no definition; its own helper is one
+    return True  # data names it (an entry point), other code may use or define it
 
 
 def _is_python(path: str) -> bool:

@@ -7,6 +7,10 @@ judge from the diff alone, and where it cannot prove something, they assume the 
 
 The view is read lazily, only by the rules that need it and only for the few changes where the
 diff alone already shows the evidence is worth looking for (see `app.guards.subjects`).
+
+A view that cannot read a tree raises (`GitTrees` raises `GitFailed`): a file git cannot read
+is not an absent file, and a search that could not look everywhere found nothing. The engine
+reports the rule that asked as failed, with the reason.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Literal, Protocol
 from app.guards.changes import ChangeSet
 
 Side = Literal["base", "head"]
-# The files `TreeView.search` looks in: source code of any language, not data or documentation.
+# The files `TreeView.search` looks in: source code the rules can read, not data or documentation.
+# Code in other languages lives on elsewhere in the tree: `TreeView.mentions` looks there.
 CODE_SUFFIXES = tuple(
     "." + suffix
     for suffix in (
@@ -63,11 +68,18 @@ class Hit:
 
 class TreeView(Protocol):
     def search(self, side: Side, words: Collection[str]) -> list[Hit]:
-        """Lines of `side` that hold any of `words` as a whole word (fixed strings)."""
+        """Lines of code files (`CODE_SUFFIXES`) of `side` that hold any of `words` as a whole
+        word (fixed strings)."""
+        ...
+
+    def mentions(self, side: Side, words: Collection[str]) -> list[Hit]:
+        """The same, in every other file of `side`: documentation, data, configuration,
+        scripts and code in languages the rules do not read."""
         ...
 
     def text(self, side: Side, path: str) -> str | None:
-        """A file's text on `side`; None when it is absent or not a regular file."""
+        """A file's text on `side`; None when the tree has no file at `path` (or a folder or
+        submodule there)."""
         ...
 
     def listing(self, side: Side, directory: str) -> list[str]:

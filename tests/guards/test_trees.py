@@ -51,3 +51,12 @@ def test_searching_finds_whole_words_in_code_even_in_files_marked_binary(repo: G
 
 def test_a_bare_diff_has_no_trees():
     assert trees_of(parse_diff(b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")) is None
+
+
+def test_mentions_are_searched_in_every_file_that_is_not_code(repo: GitRepo):
+    base, head = two_commits(repo)
+    with isolated_git(repo.path) as git:
+        trees = trees_of(changes_between(git, resolve(git, base), resolve(git, head)))
+    assert trees is not None
+    assert trees.mentions("head", ["legacy_parse"]) == [Hit("docs/a.md", 1, "legacy_parse")]
+    assert trees.mentions("base", ["legacy_parse_v2"]) == []
