@@ -11,7 +11,10 @@ mode) by the workers; `InboxOnlyDispatcher` and `RecordingDispatcher` below.
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from app.inbox import Delivery
 
 
 class Dispatcher(Protocol):
@@ -39,9 +42,10 @@ class InMemoryDispatcher(Protocol):
 
     def submit(self, row_id: int) -> None: ...
 
-    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
-        """Submit rows together with their bodies as the receiver parsed them (None: not
-        parsed), so processing in this process does not parse them again."""
+    def submit_parsed(self, rows: list[tuple[int, Delivery]]) -> None:
+        """Submit rows together with their deliveries as the receiver parsed them (`payload`
+        None: not parsed), so that processing in this process neither parses the bodies
+        again nor reads back what the receiver already knows."""
 
 
 class InboxOnlyDispatcher:
@@ -56,7 +60,7 @@ class InboxOnlyDispatcher:
     def submit(self, row_id: int) -> None:
         return None
 
-    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+    def submit_parsed(self, rows: list[tuple[int, Delivery]]) -> None:
         return None
 
 

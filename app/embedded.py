@@ -14,19 +14,20 @@ tried again after the job's retry delay (and by the sweeper, should the process 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.errors import ConfigError
 from app.halt import Halted, check_halt, halt_cause
-from app.inbox import Inbox, InboxRow
+from app.inbox import Delivery, Inbox, InboxRow
 from app.jobs import (
     DELIVERY_LEASE_S,
     MAX_DELIVERY_ATTEMPTS,
@@ -46,13 +47,22 @@ logger = logging.getLogger(__name__)
 
 ROW, SWEEP, REDELIVER = "row", "sweep", "redeliver"
 MAX_BATCH = 100
-# Payloads parsed by the receiver, kept until their row is processed; beyond this many waiting,
-# rows are parsed again from the inbox (memory stays bounded under any burst).
+# Deliveries parsed by the receiver, kept until their row is processed; beyond this many waiting,
+# rows are read back and parsed again from the inbox (memory stays bounded under any burst).
 MAX_PARSED = 1000
 # While deliveries keep arriving, wait for a pause this long before processing the rows so far
 # (bounded by ROW_MAX_DEFER_S from the first one); see `EmbeddedRunner._gather_rows`.
 ROW_QUIET_S = 0.02
 ROW_MAX_DEFER_S = 0.5
+
+
+def _given(delivery: Delivery) -> Mapping[str, Any]:
+    assert delivery.payload is not None  # only parsed deliveries are kept (`submit_parsed`)
+    return delivery.payload
+
+
+def _delivery_of(row: InboxRow) -> Delivery:
+    return Delivery(row.delivery_id, row.event, row.action, row.installation_id, row.body)
 
 
 class UnknownJob(LookupError):
@@ -103,7 +113,7 @@ class EmbeddedRunner:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._retries: Counter[int] = Counter()
-        self._parsed: dict[int, dict[str, Any]] = {}
+        self._parsed: dict[int, Delivery] = {}
         self._warned_redelivery = False
         self._context: JobContext | None = None
         self._router: RouterLike | None = None
@@ -117,13 +127,13 @@ class EmbeddedRunner:
         for row_id in row_ids:
             self._schedule(0.0, ROW, row_id)
 
-    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
-        """`submit_many`, keeping the payloads the receiver already parsed (up to
-        MAX_PARSED waiting at once) so that processing does not parse those bodies again."""
+    def submit_parsed(self, rows: list[tuple[int, Delivery]]) -> None:
+        """`submit_many`, keeping the deliveries the receiver parsed (up to MAX_PARSED waiting
+        at once): processing routes them as they are, without reading or parsing them again."""
         with self._cond:
-            for row_id, payload in rows:
-                if payload is not None and len(self._parsed) < MAX_PARSED:
-                    self._parsed[row_id] = payload
+            for row_id, delivery in rows:
+                if delivery.payload is not None and len(self._parsed) < MAX_PARSED:
+                    self._parsed[row_id] = delivery
         for row_id, _ in rows:
             self._schedule(0.0, ROW, row_id)
 
@@ -229,47 +239,67 @@ class EmbeddedRunner:
                 rows.append(heapq.heappop(self._queue).row_id)
         return rows
 
-    def _take_parsed(self, row_ids: list[int]) -> dict[int, dict[str, Any]]:
+    def _take_parsed(self, row_ids: list[int]) -> dict[int, Delivery]:
         with self._cond:
             return {
-                row_id: payload
+                row_id: delivery
                 for row_id in row_ids
-                if (payload := self._parsed.pop(row_id, None)) is not None
+                if (delivery := self._parsed.pop(row_id, None)) is not None
             }
 
     def _process_batch(self, row_ids: list[int]) -> None:
         """Route the rows first (routing decides, it does no work), then finish the rows with
         nothing to do in one statement and claim only the others: most deliveries route to no
-        job, and each claim is a commit the inbox writer waits behind."""
+        job, and each claim is a commit the inbox writer waits behind.
+
+        Rows the receiver handed over parsed are routed from what it parsed; only the others
+        are read back. Routing a row someone else has finished meanwhile is harmless: finishing
+        and claiming both skip rows that are no longer claimable.
+        """
         parsed = self._take_parsed(row_ids)
-        if len(row_ids) == 1:
+        if len(row_ids) == 1 and not parsed:
             self._process(row_ids[0])
             return
         assert self._router is not None
         inbox = Inbox(self.store)
-        heads = inbox.claimable_heads(row_ids)
-        bodies = inbox.bodies_of([row.id for row in heads if row.id not in parsed])
         routed: dict[int, list[Job]] = {}
         idle: list[int] = []
-        for head in heads:
-            row = replace(head, body=bodies.get(head.id, b""))
+        for row_id, delivery, payload in self._routable(inbox, row_ids, parsed):
             try:
-                payload = parsed.get(row.id) or row.payload()
                 jobs = self._router.route(
-                    row.event, row.action, payload, delivery_id=row.delivery_id
+                    delivery.event, delivery.action, payload(), delivery_id=delivery.delivery_id
                 )
             except Exception as exc:
                 # Claimed so that the failure is counted against the row, as for any attempt.
-                for claimed in inbox.claim_many([row.id], DELIVERY_LEASE_S, bodies=False):
+                for claimed in inbox.claim_many([row_id], DELIVERY_LEASE_S, bodies=False):
                     self._fail(inbox, claimed, exc)
                 continue
             if jobs:
-                routed[row.id] = jobs
+                routed[row_id] = jobs
             else:
-                idle.append(row.id)
+                idle.append(row_id)
         inbox.finish_unclaimed(idle)
         for row in inbox.claim_many(list(routed), DELIVERY_LEASE_S, bodies=False):
             self._run_row_jobs(inbox, row, routed[row.id])
+
+    @staticmethod
+    def _routable(
+        inbox: Inbox, row_ids: list[int], parsed: dict[int, Delivery]
+    ) -> list[tuple[int, Delivery, Callable[[], Mapping[str, Any]]]]:
+        """(row id, delivery, its payload) for each row to route, in the order given: the
+        receiver's deliveries as they are, the others read from the inbox if still claimable
+        (their payload parsed only when routed, so that a bad body fails that row alone)."""
+        unknown = [row_id for row_id in row_ids if row_id not in parsed]
+        heads = {head.id: head for head in inbox.claimable_heads(unknown)}
+        bodies = inbox.bodies_of(list(heads))
+        found: list[tuple[int, Delivery, Callable[[], Mapping[str, Any]]]] = []
+        for row_id in row_ids:
+            if (delivery := parsed.get(row_id)) is not None:
+                found.append((row_id, delivery, functools.partial(_given, delivery)))
+            elif (head := heads.get(row_id)) is not None:
+                row = replace(head, body=bodies.get(row_id, b""))
+                found.append((row_id, _delivery_of(row), row.payload))
+        return found
 
     def _run_row_jobs(self, inbox: Inbox, row: InboxRow, jobs: list[Job]) -> None:
         try:

@@ -69,8 +69,9 @@ class DispatchQueue:
     def submit(self, rows: list[tuple[int, Delivery]]) -> None:
         if self._in_memory:
             # Queues in memory and returns at once: no need for the hop to the dispatch thread.
-            # The parsed bodies come along: processing in this process need not parse again.
-            self._submit_parsed([(row_id, delivery.payload) for row_id, delivery in rows])
+            # The parsed deliveries come along: processing in this process need not parse or
+            # read them again.
+            self._submit_parsed(rows)
             return
         row_ids = [row_id for row_id, _ in rows]
         with self._lock:
@@ -116,7 +117,7 @@ class DispatchQueue:
             if stop:
                 return
 
-    def _submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+    def _submit_parsed(self, rows: list[tuple[int, Delivery]]) -> None:
         try:
             cast(InMemoryDispatcher, self._dispatcher).submit_parsed(rows)
         except Exception as error:

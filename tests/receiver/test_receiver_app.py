@@ -579,13 +579,13 @@ class ParsedRecorder:
     in_memory = True
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, dict[str, Any] | None]] = []
+        self.rows: list[tuple[int, Delivery]] = []
         self.threads: set[str] = set()
 
     def submit(self, row_id: int) -> None:
         raise AssertionError("an in-memory dispatcher gets submit_parsed")
 
-    def submit_parsed(self, rows: list[tuple[int, dict[str, Any] | None]]) -> None:
+    def submit_parsed(self, rows: list[tuple[int, Delivery]]) -> None:
         self.threads.add(threading.current_thread().name)
         self.rows.extend(rows)
 
@@ -600,5 +600,13 @@ def test_in_memory_dispatcher_gets_the_parsed_payload_from_the_writer_thread(
     with TestClient(app) as client:
         first = _post(client, body, headers)
         assert _post(client, body, headers).json() == {"status": "duplicate"}
-    assert dispatcher.rows == [(first.json()["id"], json.loads(body))]
+    assert [(row_id, d.payload) for row_id, d in dispatcher.rows] == [
+        (first.json()["id"], json.loads(body))
+    ]
+    [(_, delivery)] = dispatcher.rows
+    assert (delivery.event, delivery.action, delivery.delivery_id) == (
+        "issues",
+        "opened",
+        headers["X-GitHub-Delivery"],
+    )
     assert dispatcher.threads == {"inbox-writer"}

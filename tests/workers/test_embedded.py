@@ -254,12 +254,48 @@ def test_payloads_parsed_by_the_receiver_are_routed_without_parsing_again(
     runner.start()
     try:
         given = {"jobs": [], "parsed": "by the receiver"}
-        runner.submit_parsed([(rows[0], given), (rows[1], None)])
+        runner.submit_parsed(
+            [
+                (rows[0], Delivery("parsed", "issues", "opened", 5, b"{}", payload=given)),
+                (rows[1], Delivery("unparsed", "issues", "opened", 5, b"{}")),
+            ]
+        )
         wait_for(lambda: all(state(store, r) == DONE for r in rows), 10, "both rows done")
     finally:
         runner.stop()
     assert router.payloads["parsed"] is given
     assert router.payloads["unparsed"] == {"jobs": []}  # parsed from the stored body
+
+
+def test_a_parsed_row_finished_elsewhere_meanwhile_is_left_as_it_is(
+    settings: Settings, store: Store
+) -> None:
+    """Parsed rows are routed without reading the inbox first; finishing then skips a row
+    that is no longer claimable, so a sweeper or worker that got there first keeps it."""
+    inbox = Inbox(store)
+    done_elsewhere, fresh = deliver(store, "elsewhere"), deliver(store, "fresh")
+    claimed = inbox.claim(done_elsewhere, lease_s=60)
+    assert claimed is not None
+    inbox.finish(done_elsewhere)
+    router = RecordingRouter(store, [done_elsewhere, fresh])
+    runner = EmbeddedRunner(settings, store, lambda _: router)
+    runner.start()
+    try:
+        runner.submit_parsed(
+            [
+                (row_id, Delivery(guid, "issues", "opened", 5, b"{}", payload={"jobs": []}))
+                for row_id, guid in [(done_elsewhere, "elsewhere"), (fresh, "fresh")]
+            ]
+        )
+        wait_for(lambda: state(store, fresh) == DONE, 10, "the fresh row done")
+    finally:
+        runner.stop()
+    assert set(router.payloads) >= {"elsewhere", "fresh"}
+    rows = {row_id: inbox.get(row_id) for row_id in (done_elsewhere, fresh)}
+    assert {row_id: (row.state, row.attempts) for row_id, row in rows.items() if row} == {
+        done_elsewhere: (DONE, 1),  # its one claim, not a second attempt
+        fresh: (DONE, 1),
+    }
 
 
 def test_rows_arriving_in_a_burst_are_processed_as_one_batch(tmp_path: Path, store: Store) -> None:
