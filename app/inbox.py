@@ -24,7 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import ReturningInsert
 
-from app import json_body
+from app import body_encoding, json_body
 from app.store import Store
 from app.store.schema import webhook_bodies, webhook_inbox
 
@@ -107,14 +107,16 @@ class Inbox:
         if not deliveries:
             return []
         now = datetime.now(UTC)
+        # Compressed before the write transaction, which other writers wait behind.
+        encoded = [body_encoding.encode(delivery.body) for delivery in deliveries]
         engine = self.store.engine
         # One transaction (BEGIN IMMEDIATE on SQLite, committed when the block ends) on a plain
         # connection, not an ORM session: this is the receiver's hot path.
         with engine.begin() as connection:
             if engine.dialect.name == "sqlite":
-                new_ids = _insert_on_sqlite(connection, deliveries, now)
+                new_ids = _insert_on_sqlite(connection, deliveries, encoded, now)
             else:
-                new_ids = _insert_with_core(connection, deliveries, now)
+                new_ids = _insert_with_core(connection, deliveries, encoded, now)
         # Skipped rows return nothing, so answers are matched by key, not by position; `pop`
         # gives a key's id to one delivery and None to any repeat of it in the same batch.
         return [new_ids.pop(_key(delivery), None) for delivery in deliveries]
@@ -122,11 +124,13 @@ class Inbox:
     def get(self, row_id: int) -> InboxRow | None:
         with self.store.read_session() as session:
             found = session.execute(
-                select(*_HEAD_COLUMNS, webhook_bodies.c.body)
+                select(*_HEAD_COLUMNS, webhook_bodies.c.body, webhook_bodies.c.encoding)
                 .join(webhook_bodies, webhook_bodies.c.inbox_id == _columns.id)
                 .where(_columns.id == row_id)
             ).one_or_none()
-        return None if found is None else _to_row(found, bytes(found.body))
+        if found is None:
+            return None
+        return _to_row(found, body_encoding.decode(bytes(found.body), found.encoding))
 
     def claim(self, row_id: int, lease_s: float) -> InboxRow | None:
         """Take a row to work on: pending, or running with an expired lease -> running.
@@ -308,10 +312,11 @@ def _insert_values(delivery: Delivery, now: datetime) -> dict[str, Any]:
 
 
 _Key = tuple[str, str, str]
+_Stored = tuple[bytes, str]  # a body as stored, and its encoding
 
 
 def _insert_with_core(
-    connection: Connection, deliveries: Sequence[Delivery], now: datetime
+    connection: Connection, deliveries: Sequence[Delivery], encoded: list[_Stored], now: datetime
 ) -> dict[_Key, int]:
     values = [_insert_values(delivery, now) for delivery in deliveries]
     inserted = connection.execute(_insert_unless_known(connection.dialect.name), values)
@@ -320,15 +325,15 @@ def _insert_with_core(
         connection.execute(
             insert(webhook_bodies),
             [
-                {"inbox_id": row_id, "body": body}
-                for row_id, body in _new_bodies(deliveries, new_ids)
+                {"inbox_id": row_id, "body": body, "encoding": encoding}
+                for row_id, body, encoding in _new_bodies(deliveries, encoded, new_ids)
             ],
         )
     return new_ids
 
 
 def _insert_on_sqlite(
-    connection: Connection, deliveries: Sequence[Delivery], now: datetime
+    connection: Connection, deliveries: Sequence[Delivery], encoded: list[_Stored], now: datetime
 ) -> dict[_Key, int]:
     """The same two statements as `_insert_with_core`, through the driver's cursor.
 
@@ -358,22 +363,23 @@ def _insert_on_sqlite(
             cursor.execute(_sqlite_insert_sql(len(chunk)), values)
             new_ids.update({(row[1], row[2], row[3]): row[0] for row in cursor.fetchall()})
         if new_ids:
-            cursor.executemany(_SQLITE_INSERT_BODY, _new_bodies(deliveries, new_ids))
+            cursor.executemany(_SQLITE_INSERT_BODY, _new_bodies(deliveries, encoded, new_ids))
     finally:
         cursor.close()
     return new_ids
 
 
 def _new_bodies(
-    deliveries: Sequence[Delivery], new_ids: dict[_Key, int]
-) -> list[tuple[int, bytes]]:
-    """(row id, body) of each new row; the first of repeats in a batch is the one stored."""
-    bodies: dict[int, bytes] = {}
-    for delivery in deliveries:
+    deliveries: Sequence[Delivery], encoded: list[_Stored], new_ids: dict[_Key, int]
+) -> list[tuple[int, bytes, str]]:
+    """(row id, stored body, encoding) of each new row; the first of repeats in a batch is the
+    one stored."""
+    bodies: dict[int, _Stored] = {}
+    for delivery, stored in zip(deliveries, encoded, strict=True):
         row_id = new_ids.get(_key(delivery))
         if row_id is not None:
-            bodies.setdefault(row_id, delivery.body)
-    return list(bodies.items())
+            bodies.setdefault(row_id, stored)
+    return [(row_id, body, encoding) for row_id, (body, encoding) in bodies.items()]
 
 
 _SQLITE_ROWS_PER_INSERT = 100
@@ -383,7 +389,7 @@ _INSERTED_COLUMNS = (
 # Identifiers below come from the schema, never from input; values are bound parameters.
 _SQLITE_INSERT_BODY = (
     f"INSERT INTO {webhook_bodies.name} ({webhook_bodies.c.inbox_id.name}, "  # noqa: S608
-    f"{webhook_bodies.c.body.name}) VALUES (?, ?)"
+    f"{webhook_bodies.c.body.name}, {webhook_bodies.c.encoding.name}) VALUES (?, ?, ?)"
 )
 
 
@@ -412,11 +418,11 @@ def _bodies(session: Session, row_ids: list[int]) -> dict[int, bytes]:
     if not row_ids:
         return {}
     found = session.execute(
-        select(webhook_bodies.c.inbox_id, webhook_bodies.c.body).where(
+        select(webhook_bodies.c.inbox_id, webhook_bodies.c.body, webhook_bodies.c.encoding).where(
             webhook_bodies.c.inbox_id.in_(row_ids)
         )
     ).all()
-    return {row.inbox_id: bytes(row.body) for row in found}
+    return {row.inbox_id: body_encoding.decode(bytes(row.body), row.encoding) for row in found}
 
 
 def _to_row(found: Row[*tuple[Any, ...]], body: bytes = b"") -> InboxRow:

@@ -217,11 +217,20 @@ def _v4_webhook_bodies(connection: Connection) -> None:
     connection.exec_driver_sql("ALTER TABLE webhook_inbox DROP COLUMN body")
 
 
+def _v5_body_encoding(connection: Connection) -> None:
+    # Bodies are stored compressed from now on (app.body_encoding); the rows already there
+    # stay as they are, and say so.
+    connection.exec_driver_sql(
+        "ALTER TABLE webhook_bodies ADD COLUMN encoding TEXT NOT NULL DEFAULT 'identity'"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "schema_version and kv", _v1_schema_version_and_kv),
     Migration(2, "webhook_inbox, halts and effects", _v2_webhook_inbox_halts_effects),
     Migration(3, "ledger, model_calls and review_results", _v3_ledger_model_calls_review_results),
     Migration(4, "webhook bodies in a table of their own", _v4_webhook_bodies),
+    Migration(5, "webhook bodies say how they are encoded", _v5_body_encoding),
 )
 
 

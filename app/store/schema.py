@@ -123,6 +123,8 @@ webhook_bodies = Table(
         autoincrement=False,
     ),
     Column("body", LargeBinary, nullable=False),
+    # How `body` is stored (app.body_encoding): "identity" or "lz4".
+    Column("encoding", Text, nullable=False, server_default="identity"),
 )
 
 # Halts in force: "global" or "installation:<id>". Only an operator or the CLI lifts one.

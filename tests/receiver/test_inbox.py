@@ -9,11 +9,12 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
+from app import body_encoding
 from app.inbox import DONE, FAILED, PENDING, RUNNING, Delivery, Inbox, InboxRow
 from app.store import Store
-from app.store.schema import webhook_inbox
+from app.store.schema import webhook_bodies, webhook_inbox
 
 
 def _delivery(
@@ -62,6 +63,51 @@ def test_record_keeps_the_exact_bytes_and_fields(store: Store) -> None:
         received_at=row.received_at,
     )
     assert row.payload()["note"] == "café é"
+
+
+def test_bodies_are_stored_compressed_and_read_back_exactly(store: Store) -> None:
+    inbox = Inbox(store)
+    big = json.dumps({"action": "opened", "url": ["https://api.github.com/repos/o/r"] * 400})
+    tiny = b"{}"
+    big_id, tiny_id = inbox.record_many(
+        [
+            Delivery("big", "issues", "opened", 1, big.encode()),
+            Delivery("tiny", "ping", "", 1, tiny),
+        ]
+    )
+    with store.read_session() as session:
+        stored = dict(
+            session.execute(select(webhook_bodies.c.inbox_id, webhook_bodies.c.encoding)).all()
+        )
+        sizes = dict(
+            session.execute(
+                select(webhook_bodies.c.inbox_id, func.length(webhook_bodies.c.body))
+            ).all()
+        )
+    # Compressed where that shrinks the body, as it is where it would not.
+    assert stored == {big_id: body_encoding.LZ4, tiny_id: body_encoding.IDENTITY}
+    assert sizes[big_id] < len(big) // 4
+    assert [row.body for row in (inbox.get(big_id), inbox.get(tiny_id)) if row] == [
+        big.encode(),
+        tiny,
+    ]
+    assert inbox.bodies_of([big_id, tiny_id]) == {big_id: big.encode(), tiny_id: tiny}
+    claimed = inbox.claim(big_id, lease_s=60)
+    assert claimed is not None and claimed.payload()["url"][0].endswith("/o/r")
+
+
+def test_a_body_in_an_unknown_encoding_is_refused_not_misread(store: Store) -> None:
+    inbox = Inbox(store)
+    row_id = inbox.record(_delivery("from-the-future"))
+    assert row_id is not None
+    with store.session() as session:
+        session.execute(
+            update(webhook_bodies)
+            .where(webhook_bodies.c.inbox_id == row_id)
+            .values(encoding="zstd")
+        )
+    with pytest.raises(body_encoding.UnknownEncoding, match="'zstd'"):
+        inbox.get(row_id)
 
 
 def test_get_of_an_unknown_row_is_none(store: Store) -> None:
@@ -113,12 +159,21 @@ def test_a_batch_larger_than_one_statement_is_stored_whole(store: Store) -> None
     assert [row.delivery_id for row in rows if row is not None] == [f"big-{n}" for n in range(250)]
 
 
-def test_a_batch_that_fails_halfway_stores_nothing(store: Store) -> None:
+def test_a_batch_that_fails_halfway_stores_nothing(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One transaction: a body the database refuses undoes the rows already inserted."""
     inbox = Inbox(store)
-    unstorable = Delivery("bad", "issues", "opened", installation_id=1, body=None)  # type: ignore[arg-type]
+    encode = body_encoding.encode
+
+    def refused_for_bad(body: bytes) -> tuple[bytes | None, str]:
+        return (None, body_encoding.IDENTITY) if body == b"bad" else encode(body)
+
+    monkeypatch.setattr(body_encoding, "encode", refused_for_bad)
+    unstorable = Delivery("bad", "issues", "opened", installation_id=1, body=b"bad")
     with pytest.raises(Exception, match=r"(?i)null"):
         inbox.record_many([_delivery("first"), unstorable])
+    monkeypatch.undo()
     with store.read_session() as session:
         assert session.execute(select(webhook_inbox.c.id)).all() == []
     assert inbox.record(_delivery("first")) is not None  # not a duplicate: it was never kept

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from app.body_encoding import decode
 from app.settings import Settings
 from app.store import Store, latest_version
 from app.store.schema import webhook_bodies, webhook_inbox
@@ -51,14 +52,23 @@ def _inbox_rows(served: ServeProcess, *delivery_ids: str) -> list[tuple[str, str
     try:
         with store.engine.connect() as connection:
             rows = connection.execute(
-                select(columns.delivery_id, columns.event, columns.action, webhook_bodies.c.body)
+                select(
+                    columns.delivery_id,
+                    columns.event,
+                    columns.action,
+                    webhook_bodies.c.body,
+                    webhook_bodies.c.encoding,
+                )
                 .join(webhook_bodies, webhook_bodies.c.inbox_id == columns.id)
                 .where(columns.delivery_id.in_(delivery_ids))
                 .order_by(columns.id)
             ).all()
     finally:
         store.close()
-    return [(row.delivery_id, row.event, row.action, bytes(row.body)) for row in rows]
+    return [
+        (row.delivery_id, row.event, row.action, decode(bytes(row.body), row.encoding))
+        for row in rows
+    ]
 
 
 def _post(client: httpx.Client, body: bytes, headers: dict[str, str]) -> httpx.Response:
