@@ -9,15 +9,19 @@ collects: a test "moved" into a fixture or helper file is gone. Removed tests th
 anyway are not counted (they ran nowhere): unconditionally, or by a version condition that
 holds on every Python the project supports.
 
-Removed tests a caller sets aside (`exempt`: tests removed with the code they tested, see
+Suites (a `describe`, a test class) stand for no test of their own and are left out. Removed
+tests a caller sets aside (`exempt`: tests removed with the code they tested, see
 `app.guards.subjects`) are then taken out, as if they had not been removed: the rest of the
 change is judged exactly as it would be without them.
 
 What is left unmatched in a file is set against the new tests the same file gains, a
-parametrized test counting one per literal case. A file whose removed tests mostly (at least
-three in four) went to other files is a move, split or merge: its few leftovers (tests
-renamed and edited on the way) may also be set against new tests other collected files gain
-beyond their own needs. Whatever remains is a removal.
+parametrized test counting one per literal case and a suite (a `describe`, a test class)
+none; with the trees, counted from the whole files, so that the cases gained or lost by
+tests the change does not touch count too (`app.guards.counts`), as do those a test carried
+on gains or loses. A file whose removed tests mostly (at least three in four) went to other
+files is a move, split or merge: its few leftovers (tests renamed and edited on the way) may
+also be set against new tests other collected files gain beyond their own needs. Whatever
+remains is a removal.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from app.guards.changes import FileChange, Line
+from app.guards.counts import Counts
 from app.guards.skip_conditions import Floor, decorator_skips_everywhere
 from app.guards.suite import (
     Definition,
@@ -74,10 +80,15 @@ class Relocations:
 
 
 def relocate(
-    files: Sequence[FileChange], exempt: Exempt | None = None, floor: Floor | None = None
+    files: Sequence[FileChange],
+    exempt: Exempt | None = None,
+    floor: Floor | None = None,
+    counts: Counts | None = None,
 ) -> Relocations:
     """Where every removed test went. `floor`, the oldest Python the project supports, lets
-    a test skipped on all of them count as skipped."""
+    a test skipped on all of them count as skipped; `counts` says how many tests each
+    definition stands for (parametrized cases, suites), from the whole files where the trees
+    are at hand (`app.guards.counts`), else from the diff."""
     removed = {
         index: definitions(change.removed, change.old_line_count)
         for index, change in enumerate(files)
@@ -92,18 +103,37 @@ def relocate(
     result = Relocations(removed=removed)
     pool = _Pool(added, collected)
     unmatched = _match(files, removed, pool, result, floor)
+    count = counts or Counts(files, None)
+    # Suites stand for no test of their own: the tests inside them are counted.
+    unmatched = _tests(unmatched, count.removed)
     if exempt is not None and unmatched:
         unmatched = _set_aside(unmatched, exempt(unmatched), result)
-    left = pool.left()
-    fresh = {index: sum(d.cases for d in defs) for index, defs in left.items()}
+    if not unmatched:
+        return result
+    left = _tests(pool.left(), count.added)
+    fresh = {index: sum(count.added(index, d) for d in defs) for index, defs in left.items()}
+    for index in {*unmatched, *left}:
+        fresh[index] = fresh.get(index, 0) + count.kept(index)
+    for carried in result.continuations:
+        gain = count.carried(carried.old_file, carried.old, carried.new_file, carried.new)
+        fresh[carried.new_file] = fresh.get(carried.new_file, 0) + gain
     deficits = {
-        index: sum(d.cases for d in defs) - fresh.get(index, 0) for index, defs in unmatched.items()
+        index: sum(count.removed(index, d) for d in defs) - fresh.get(index, 0)
+        for index, defs in unmatched.items()
     }
     _settle_moves(deficits, fresh, collected, _moved_out(unmatched, result))
     for index, defs in unmatched.items():
-        result.gone[index] = _excess(defs, deficits[index])
+        result.gone[index] = _excess(defs, deficits[index], partial(count.removed, index))
         result.carried.update((index, name) for name in _stand_ins(defs, left.get(index, [])))
     return result
+
+
+def _tests(
+    defs: Mapping[int, Sequence[Definition]], count: Callable[[int, Definition], int]
+) -> dict[int, list[Definition]]:
+    """Per file, the definitions that stand for at least one test (not suites)."""
+    found = {index: [d for d in group if count(index, d) > 0] for index, group in defs.items()}
+    return {index: group for index, group in found.items() if group}
 
 
 def _counts_removals(path: str | None) -> bool:
@@ -165,6 +195,7 @@ def _match(
             if not _carry(pool, index, old, result, by_body=False):
                 pending.append((index, old))
     unmatched: dict[int, list[Definition]] = defaultdict(list)
+    # Not counted: tests skipped anyway (they ran nowhere).
     skipped = {
         i: skipped_definitions(defs, files[i].removed)
         | _skipped_where_supported(defs, files[i].removed, floor)
@@ -254,7 +285,7 @@ def _settle_moves(
     """Let files that are moves pay their leftover deficit from the new tests other collected
     files gain beyond their own needs."""
     spare = {
-        index: max(-deficits[index], 0) if index in deficits else fresh[index]
+        index: max(-deficits[index], 0) if index in deficits else max(fresh[index], 0)
         for index in fresh
         if index in collected and index not in moved
     }
@@ -282,12 +313,14 @@ def _stand_ins(gone: list[Definition], fresh: list[Definition]) -> set[str]:
     return names
 
 
-def _excess(defs: list[Definition], deficit: int) -> list[Definition]:
+def _excess(
+    defs: list[Definition], deficit: int, cases: Callable[[Definition], int]
+) -> list[Definition]:
     """The first removed tests that make up `deficit` (parametrized cases counted)."""
     reported: list[Definition] = []
     for definition in defs:
         if deficit <= 0:
             break
         reported.append(definition)
-        deficit -= definition.cases
+        deficit -= cases(definition)
     return reported

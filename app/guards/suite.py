@@ -13,6 +13,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from app.guards.changes import Line
 
@@ -274,10 +275,23 @@ def _past_signature(lines: Sequence[Line], index: int) -> int | None:
     return None
 
 
-def _cases(lines: Sequence[Line], index: int) -> int:
-    """How many tests a Python test stands for: the product of the lengths of the literal
-    lists in the `parametrize` decorators right above it (1 when there are none, or when a
-    list is not a literal the change shows)."""
+def containers(defs: Sequence[Definition]) -> set[int]:
+    """Header line numbers of the definitions that are suites: a `describe`, `context` or
+    `class Test...` whose whole body is known and holds other test definitions. A suite is not
+    itself a test; the tests inside it are, and each of them is counted on its own."""
+    ordered = sorted(defs, key=lambda definition: definition.line.number)
+    found: set[int] = set()
+    for definition, following in pairwise(ordered):
+        # Definitions come in line order, so a suite's first inner test is the next one.
+        end = definition.end
+        if end is not None and definition.line.number < following.line.number <= end:
+            found.add(definition.line.number)
+    return found
+
+
+def decorator_start(lines: Sequence[Line], index: int) -> int:
+    """The position of the first decorator line right above `lines[index]` (same run of
+    lines), or `index` itself when it has none."""
     header = indent(lines[index].text)
     start = index
     stop = max(index - _MAX_DECORATOR_LINES, 0)
@@ -287,6 +301,15 @@ def _cases(lines: Sequence[Line], index: int) -> int:
         if not stripped or (indent(text) <= header and not stripped.startswith(("@", ")", "]"))):
             break
         start -= 1
+    return start
+
+
+def _cases(lines: Sequence[Line], index: int) -> int:
+    """How many tests a Python test stands for: the product of the lengths of the literal
+    lists in the `parametrize` decorators right above it (1 when there are none, or when a
+    list is not a literal the change shows)."""
+    header = indent(lines[index].text)
+    start = decorator_start(lines, index)
     decorators: list[list[str]] = []
     for line in lines[start:index]:
         if indent(line.text) == header and line.text.strip().startswith("@"):

@@ -10,10 +10,14 @@ Reported:
 - a test file renamed so the runner no longer collects it (`.bak`, out of test naming/folders);
 - a file's tests going down: removed tests found nowhere else in the change (by name or body)
   outnumber the new tests the same file gains, a parametrized test counting one per literal
-  case (so folding three tests into one test with three cases is not a removal);
+  case (so folding three tests into one test with three cases is not a removal) and a suite
+  (`describe`, a test class) counting none, its tests being counted; with the trees, cases are
+  read from the whole files, those gained or lost by tests the change does not touch included
+  (`app.guards.counts`);
 - a test that keeps its name (or moves) but loses every assertion, both bodies in the change;
 - an assertion commented out, or a Python `assert` reduced to its bare expression;
-- skip, xfail, ignore and disabled markers added to tests that existed before (pytest,
+- skip, xfail, ignore and disabled markers added to tests that existed before, in their file
+  or in the file (even a new one) they moved to, directly or on a suite around them (pytest,
   unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip cannot apply
   where the suite runs: only on platforms other than Linux (`skipif(sys.platform ==
   "win32")`), only on a free-threaded build (`Py_GIL_DISABLED`), or only on Pythons older than
@@ -22,12 +26,14 @@ Reported:
 - focused tests (`it.only`, `fit`), which skip every other test;
 - pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`).
 
-Not reported: new tests, even skipped ones, in a new file or as brand-new tests; a test file
-only added to; a test renamed, moved to another collected test file, or folded into a
-parametrized test; removing a test that was skipped anyway (unconditionally, or by a version
-condition true on every Python the project supports); a skip reworded; a narrowing restated;
-tests in `conftest.py` (pytest never collects them). A test that "moves" into a file the
-runner does not collect (a fixture, a helper) is removed.
+Not reported: brand-new tests, even skipped ones, in a new file or an existing one; a test
+file only added to; a test renamed, moved to another collected test file, or folded into a
+parametrized test (new or existing); a suite renamed, or dropped while its tests stay or move;
+removing a test that was skipped anyway (unconditionally, or by a version condition true on
+every Python the project supports); a skip reworded, or moved with its test to another file
+(`app.guards.moved_skips`); a narrowing restated; tests in `conftest.py` (pytest never
+collects them). A test that "moves" into a file the runner does not collect (a fixture, a
+helper) is removed.
 
 With the base and head trees (`--repo`, the Action, the check run, an implementer's
 worktree; never a bare `--diff`), removed tests are also set aside, as if they had not been
@@ -51,6 +57,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.counts import Counts
+from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
 from app.guards.relocations import Relocations, relocate
 from app.guards.skip_conditions import (
@@ -63,7 +71,9 @@ from app.guards.subjects import Exemptions
 from app.guards.suite import (
     DEFINING_SKIP,
     Definition,
+    containers,
     definition_name,
+    definitions,
     is_assertion,
     is_test_module,
     is_test_path,
@@ -90,6 +100,10 @@ _BODY_MARKERS = re.compile(
 )
 # RSpec and minitest skip with bare words, which mean something else in other languages.
 _RUBY_BODY_MARKERS = re.compile(r"^\s*(skip|pending)(\s*\(|\s+['\"]|\s*$)")
+# A skipped suite: every test inside it is skipped.
+_SUITE_SKIP = re.compile(
+    r"(?<![\w.$])(?:describe|context|suite)\.skip\s*\(|(?<![\w.$])x(?:describe|context)\s*\("
+)
 _MODULE_MARKERS = re.compile(r"^\s*pytestmark\s*=.*\b(skip|skipif|xfail)\b")
 _NARROWING = re.compile(
     r"--deselect\b|--ignore(-glob)?\b|\bcollect_ignore(_glob)?\b|\bnorecursedirs\b"
@@ -114,8 +128,11 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     trees = trees_of(changes)
     exemptions = Exemptions(files, trees)
     floor = supported_python(files, trees)
-    moves = relocate(files, exempt=exemptions.set_aside, floor=floor)
+    moves = relocate(files, exempt=exemptions.set_aside, floor=floor, counts=Counts(files, trees))
     removed_anywhere = {d.name for defs in moves.removed.values() for d in defs}
+    travelled = travelled_skips(
+        files, moves.continuations, lambda text, path: bool(_skip_kind(text, path))
+    )
     found: list[Tamper] = []
     for index, change in enumerate(files):
         found.extend(_deleted_or_moved(index, change, moves, exemptions))
@@ -126,7 +143,8 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             found.extend(_disabled_assertions(change))
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
-            found.extend(_markers(change, existed, _Sides(change, trees, floor)))
+            sides = _Sides(change, trees, floor)
+            found.extend(_markers(change, existed, sides, travelled.get(index)))
     return found + _lost_assertions(files, moves)
 
 
@@ -229,7 +247,9 @@ class _Sides:
         return self._read[side]
 
 
-def _markers(change: FileChange, existed: set[str], sides: _Sides) -> list[Tamper]:
+def _markers(
+    change: FileChange, existed: set[str], sides: _Sides, travelled: Travelled | None
+) -> list[Tamper]:
     found: list[Tamper] = []
     config = bool(_PYTEST_CONFIG.search(change.path))
     # Restating a narrowing that was already there (a reformatted `addopts`) narrows nothing.
@@ -239,12 +259,18 @@ def _markers(change: FileChange, existed: set[str], sides: _Sides) -> list[Tampe
             found.append(Tamper(change.path, line.number, "focused test added (skips others)"))
         elif config and _NARROWING.search(line.text) and _new_narrowing(line.text, before):
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
-    if change.status in ("added", "copied"):
-        return found  # a new file's skipped tests hid nothing that ran before
-    skips = _new_skips(change, existed, sides)
+    arrived: set[int] = travelled.arrived if travelled else set()
+    # A new file's own new tests hid nothing that ran before, skipped or not; a test moved
+    # into it did run, and a skip added on the way hides it.
+    new_file = change.status in ("added", "copied")
+    skips = _new_skips(change, existed, sides, arrived, new_file=new_file)
+    if new_file:
+        return found + skips
     # A skip reworded or reformatted replaces one that was there: only net new skips count.
-    removed = _skip_kinds(change.removed, sides, "base")
-    already = sum(1 for kind in removed if kind is not None)
+    # A skip that left with its test for another file (`travelled`) replaces nothing here.
+    left: set[int] = travelled.left if travelled else set()
+    kinds = zip(change.removed, _skip_kinds(change.removed, sides, "base"), strict=True)
+    already = sum(1 for line, kind in kinds if kind and line.number not in left)
     return found + skips[already:]
 
 
@@ -302,46 +328,90 @@ def _elsewhere_only(kind: str, lines: Sequence[Line], index: int, floor: Floor |
     return kind == "body" and body_skip_elsewhere_only(lines, index)
 
 
-def _new_skips(change: FileChange, existed: set[str], sides: _Sides) -> list[Tamper]:
-    """Skip markers added to tests that existed before (or that carry on a removed one)."""
+def _new_skips(
+    change: FileChange,
+    existed: set[str],
+    sides: _Sides,
+    arrived: set[int],
+    *,
+    new_file: bool,
+) -> list[Tamper]:
+    """Skip markers added to tests that existed before (or that carry on a removed one). A
+    skip on a suite skips the tests inside it. In a new file, only skips on tests that came
+    from elsewhere count; `arrived` are skip lines that came along with their test."""
     added = list(change.added)
+    kinds = list(_skip_kinds(added, sides, "head"))
+    if not any(kinds):
+        return []
+    inner = _inner_names(added, change.new_line_count)
     found: list[Tamper] = []
-    for index, kind in enumerate(_skip_kinds(added, sides, "head")):
-        if kind is None:
-            continue
+    for index, kind in enumerate(kinds):
         line = added[index]
+        if kind is None or line.number in arrived:
+            continue
         if kind == "module":
-            found.append(Tamper(change.path, line.number, "module-wide skip marker added"))
+            if not new_file or existed & set(inner.get(0, ())):
+                found.append(Tamper(change.path, line.number, "module-wide skip marker added"))
             continue
         if kind == "defining":
-            name = definition_name(line.text)
+            header: int | None = line.number if definition_name(line.text) else None
         elif kind == "decorator":
-            name = _definition_after(added, index)
+            header = _header_after(added, index)
         else:
-            name = _definition_before(added, index)
-        if name is None or name in existed:
+            header = _header_before(added, index)
+        names = {definition_name(_text_at(added, header)) or ""} | set(inner.get(header or -1, ()))
+        if kind == "defining" and _SUITE_SKIP.search(line.text):
+            # Where a JavaScript suite ends is read from indentation, which code need not
+            # follow: a skipped suite is taken to hold every test after it in the run.
+            names |= _names_after(added, index)
+        if (header is None and not new_file) or existed & names:
             where = "inside a test" if kind == "body" else "to a test"
             found.append(Tamper(change.path, line.number, f"skip marker added {where}"))
     return found
 
 
-def _definition_after(block: Sequence[Line], index: int) -> str | None:
-    """The test defined by the next lines of the same run of added lines, if any."""
+def _inner_names(added: Sequence[Line], last_line: int | None) -> dict[int, list[str]]:
+    """For each suite wholly in `added`, by its header line, the names of the tests inside it;
+    under 0, every test the lines define (what a module-wide marker skips)."""
+    defs = definitions(added, last_line)
+    suites = containers(defs)
+    inner: dict[int, list[str]] = {0: [d.name for d in defs]}
+    for suite in defs:
+        if suite.line.number in suites and suite.end is not None:
+            start, end = suite.line.number, suite.end
+            inner[start] = [d.name for d in defs if start < d.line.number <= end]
+    return inner
+
+
+def _names_after(block: Sequence[Line], index: int) -> set[str]:
+    """The names of the tests defined after `block[index]` in the same run of lines."""
+    names: set[str] = set()
+    for position in range(index + 1, len(block)):
+        if block[position].number != block[position - 1].number + 1:
+            break
+        names.add(definition_name(block[position].text) or "")
+    return names
+
+
+def _text_at(block: Sequence[Line], number: int | None) -> str:
+    return next((line.text for line in block if line.number == number), "")
+
+
+def _header_after(block: Sequence[Line], index: int) -> int | None:
+    """The header line of the test defined by the next lines of the same run, if any."""
     for position in range(index + 1, len(block)):
         if block[position].number != block[position - 1].number + 1:
             return None
-        name = definition_name(block[position].text)
-        if name is not None:
-            return name
+        if definition_name(block[position].text) is not None:
+            return block[position].number
     return None
 
 
-def _definition_before(block: Sequence[Line], index: int) -> str | None:
-    """The test whose (added) header precedes this line in the same run of added lines."""
+def _header_before(block: Sequence[Line], index: int) -> int | None:
+    """The header line of the test whose (added) header precedes this line in the same run."""
     for position in range(index - 1, -1, -1):
         if block[position].number != block[position + 1].number - 1:
             return None
-        name = definition_name(block[position].text)
-        if name is not None:
-            return name
+        if definition_name(block[position].text) is not None:
+            return block[position].number
     return None
