@@ -1,4 +1,4 @@
-"""`test-tamper` with parametrized cases read from the whole files (`app.guards.cases`): a test
+"""`test-tamper` with parametrized cases read from the whole files (`app.guards.counts`): a test
 folded into an existing parametrized test, or a parametrized test renamed under unchanged
 decorators, is not a removal; and the ways a removal could hide behind cases still fail (a case
 that never runs, a case taken from another test, a bare `--diff`, an assertion padded into an
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tests.guards.conftest import GitRepo, by_rule, diff_result
 from tests.guards.test_test_tamper import tampered
+from tests.guards.test_test_tamper_moves import FOLDED
 
 # A parametrized test whose header and decorator lines stay, and a test folded into it.
 BEFORE = """\
@@ -27,22 +28,6 @@ def test_quote(raw, quoted):
 
 def test_fragment():
     assert quote("#a b") == "#a%20b"
-"""
-
-FOLDED = """\
-import pytest
-
-
-@pytest.mark.parametrize(
-    ("raw", "quoted"),
-    [
-        ("/a b", "/a%20b"),
-        ("?a b", "?a%20b"),
-        ("#a b", "#a%20b"),
-    ],
-)
-def test_quote(raw, quoted):
-    assert quote(raw) == quoted
 """
 
 
