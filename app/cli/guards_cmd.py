@@ -19,6 +19,7 @@ from typing import Any
 from app.errors import UserError
 from app.guards import GuardResult, check_diff, check_repo
 from app.guards.paths import display
+from app.guards.repo import GitFailed
 from app.repo_config import RepoConfig, load_repo_config, load_repo_config_file
 
 EXIT_OK = 0
@@ -56,7 +57,11 @@ def run_check(args: argparse.Namespace) -> int:
     if args.repo is not None:
         if not args.base or not args.head:
             raise UserError("--repo needs both --base REV and --head REV")
-        result = check_repo(args.repo, args.base, args.head, config, config_source=source)
+        try:
+            result = check_repo(args.repo, args.base, args.head, config, config_source=source)
+        except GitFailed as exc:
+            # A repository whose changes cannot be read is unreadable input, and no verdict.
+            raise UserError(f"guards: cannot read the changes in {args.repo}: {exc}") from None
     else:
         if args.base or args.head:
             raise UserError("--base and --head go with --repo, not with --diff")

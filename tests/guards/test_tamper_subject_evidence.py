@@ -251,5 +251,10 @@ def test_the_command_line_fails_when_git_cannot_read_a_changed_file(repo: GitRep
     base, head = setup_deletion(repo)
     lose_object(repo, repo.git("rev-parse", f"{base}:tests/test_dates.py"))
     proc = ourobot("guards", "check", "--repo", str(repo.path), "--base", base, "--head", head)
-    assert proc.returncode == 3  # not 0 (a pass) nor 1 (a verdict on what could be read)
+    # Unreadable input (exit 2, one line): not 0 (a pass), nor 1 (a verdict on what could be
+    # read), nor an "internal error".
+    assert proc.returncode == 2
+    assert proc.stderr.count(b"\n") == 1
+    assert b"cannot read the changes in" in proc.stderr
     assert b"is missing from the repository" in proc.stderr
+    assert b"internal error" not in proc.stderr and b"Traceback" not in proc.stderr
