@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,23 @@ def rules(result: GuardResult) -> set[str]:
 
 def by_rule(result: GuardResult, rule: str) -> list[tuple[str | None, int | None, str]]:
     return [(v.path, v.line, v.message) for v in result.violations if v.rule == rule]
+
+
+def tampered(
+    repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], None]
+) -> list[tuple[str | None, int | None, str]]:
+    """`test-tamper`'s findings on `change`, made on top of a base commit of `files` (and a
+    README, so that the base is never empty)."""
+    for path, content in {"README.md": "x\n", **files}.items():
+        repo.write(path, content)
+    base = repo.commit("base")
+    change(repo)
+    return by_rule(repo.check(base, repo.commit("change")), "test-tamper")
+
+
+def tamper(repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], None]) -> list[str]:
+    """`tampered`, each finding as one "path:line message" string."""
+    return [f"{path}:{line} {message}" for path, line, message in tampered(repo, files, change)]
 
 
 def diff_result(text: str, cfg: RepoConfig | None = None) -> GuardResult:

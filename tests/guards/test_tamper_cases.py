@@ -6,8 +6,7 @@ existing test)."""
 
 from __future__ import annotations
 
-from tests.guards.conftest import GitRepo, by_rule, diff_result
-from tests.guards.test_test_tamper import tampered
+from tests.guards.conftest import GitRepo, by_rule, diff_result, tampered
 from tests.guards.test_test_tamper_moves import FOLDED
 
 # A parametrized test whose header and decorator lines stay, and a test folded into it.

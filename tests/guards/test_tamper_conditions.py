@@ -5,23 +5,11 @@ removed that was skipped on every supported Python ran nowhere. Real rule, real 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from app.guards.changes import Line
 from app.guards.skip_conditions import decorator_skips_everywhere
-from tests.guards.conftest import GitRepo, by_rule
-
-
-def tamper(repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], None]) -> list[str]:
-    for path, content in {"README.md": "x\n", **files}.items():
-        repo.write(path, content)
-    base = repo.commit("base")
-    change(repo)
-    found = by_rule(repo.check(base, repo.commit("change")), "test-tamper")
-    return [f"{path}:{line} {message}" for path, line, message in found]
-
+from tests.guards.conftest import GitRepo, tamper
 
 PROJECT = '[project]\nname = "p"\nrequires-python = ">=3.10"\n'
 

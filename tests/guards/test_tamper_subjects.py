@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from app.guards.code_names import binds, is_distinctive, references
-from tests.guards.conftest import GitRepo, by_rule, diff_result
+from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
 
 Change = Callable[[GitRepo], None]
 
@@ -47,15 +47,6 @@ TESTS_WITHOUT_LEGACY = (
     )
     + "\n"
 )
-
-
-def tamper(repo: GitRepo, files: dict[str, str], change: Change) -> list[str]:
-    for path, content in {"README.md": "x\n", **files}.items():
-        repo.write(path, content)
-    base = repo.commit("base")
-    change(repo)
-    found = by_rule(repo.check(base, repo.commit("change")), "test-tamper")
-    return [f"{path}:{line} {message}" for path, line, message in found]
 
 
 def drop_legacy(r: GitRepo) -> None:

@@ -6,8 +6,7 @@ their test to another file, and the new skips they must not hide."""
 
 from __future__ import annotations
 
-from tests.guards.conftest import GitRepo
-from tests.guards.test_test_tamper import tampered
+from tests.guards.conftest import GitRepo, tampered
 
 
 def messages(found: list[tuple[str | None, int | None, str]]) -> list[str]:

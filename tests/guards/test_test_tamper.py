@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.guards.conftest import GitRepo, by_rule
+from tests.guards.conftest import GitRepo, tampered
 
 PY_TESTS = """\
 import pytest
@@ -19,17 +19,6 @@ def test_rejects_garbage():
     with pytest.raises(ValueError):
         parse("x")
 """
-
-
-def tampered(
-    repo: GitRepo, files: dict[str, str], change
-) -> list[tuple[str | None, int | None, str]]:
-    repo.write("README.md", "x\n")
-    for path, content in files.items():
-        repo.write(path, content)
-    base = repo.commit("base")
-    change(repo)
-    return by_rule(repo.check(base, repo.commit("change")), "test-tamper")
 
 
 def test_deleting_a_test_file_is_tampering(repo: GitRepo):

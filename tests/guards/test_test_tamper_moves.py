@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.guards.conftest import GitRepo
-from tests.guards.test_test_tamper import PY_TESTS, tampered
+from tests.guards.conftest import GitRepo, tampered
+from tests.guards.test_test_tamper import PY_TESTS
 
 THREE = """\
 def test_path():
