@@ -374,6 +374,7 @@ class GitTrees:
     _listings: dict[tuple[Side, str], list[str]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _commits: dict[str, ChangeSet | None] = field(default_factory=dict, compare=False, repr=False)
 
     def _tree(self, side: Side) -> str:
         return self.base if side == "base" else self.head
@@ -432,6 +433,31 @@ class GitTrees:
             out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree, "--", path)
         return [_path(raw) for raw in out.split(b"\0") if raw]
 
+    def origins(self, path: str, numbers: Collection[int]) -> set[str] | None:
+        if not path or not numbers:
+            return None
+        with isolated_git(self.repo) as git:
+            if git.out("cat-file", "-t", self.base).strip() != b"commit":
+                return None
+            ranges = [arg for start, end in _runs(numbers) for arg in ("-L", f"{start},{end}")]
+            out = git.out(
+                "blame", "--porcelain", "--root", "--no-textconv", *ranges, self.base, "--", path
+            )
+        return _blamed(out)
+
+    def commit(self, sha: str) -> ChangeSet | None:
+        if sha not in self._commits:
+            self._commits[sha] = self._commit(sha)
+        return self._commits[sha]
+
+    def _commit(self, sha: str) -> ChangeSet | None:
+        with isolated_git(self.repo) as git:
+            parents = git.out("rev-list", "--parents", "-n", "1", sha).split()[1:]
+            if len(parents) != 1 or not has_commit(git, parents[0].decode("ascii")):
+                return None
+            changes = changes_between(git, parents[0].decode("ascii"), sha)
+        return None if changes.unevaluable else changes
+
 
 def _blob_at(listing: bytes, path: str) -> str | None:
     """The blob `ls-tree -z` lists at exactly `path`; None for no entry, a folder or a
@@ -442,6 +468,32 @@ def _blob_at(listing: bytes, path: str) -> str | None:
         if len(parts) == 3 and parts[1] == b"blob" and _path(name) == path:
             return parts[2].decode("ascii")
     return None
+
+
+def _runs(numbers: Collection[int]) -> list[tuple[int, int]]:
+    """Line numbers as runs of consecutive ones (`git blame -L` ranges)."""
+    runs: list[tuple[int, int]] = []
+    for number in sorted(set(numbers)):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs
+
+
+def _blamed(porcelain: bytes) -> set[str] | None:
+    """The commits `git blame --porcelain` names; None when a line is attributed to the
+    boundary of a shallow history, which is not the commit that wrote it."""
+    commits: set[str] = set()
+    for line in porcelain.split(b"\n"):
+        if line == b"boundary":
+            return None
+        if line.startswith(b"\t"):
+            continue
+        fields = line.split(b" ")
+        if len(fields) in (3, 4) and _OBJECT_ID.match(fields[0].decode("ascii", "replace")):
+            commits.add(fields[0].decode("ascii"))
+    return commits
 
 
 def _last_line(stderr: bytes) -> str:

@@ -59,7 +59,8 @@ from app.guards.code_names import (
     is_source,
     references,
 )
-from app.guards.suite import Definition, definitions, indent
+from app.guards.reverts import Reverts
+from app.guards.suite import Definition, block_end, definitions, indent
 from app.guards.trees import Hit, TreeView
 
 # A deleted body counts as added back (a rename or move) when this share of its lines is.
@@ -71,7 +72,6 @@ _MIN_CONTEXT = 12
 _CLASS = re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<n>[\w$]+)")
 _GO_RECEIVER = re.compile(r"^func\s*\(\s*\w*\s*\*?\s*(?P<n>\w+)")
 _JS_OWNER = re.compile(r"^\s*(?P<n>[\w$]+)(?:\.prototype)?\.[\w$]+\s*=")
-_CLOSER = re.compile(r"^(\}|\)|\]|end\b)")
 _QUALIFIED = re.compile(r"[\w$.]+")
 # Helpers followed from one removed test (a bound on the work, not a policy).
 _MAX_HELPERS = 50
@@ -123,7 +123,8 @@ class Exemptions:
             taken.update(
                 d.line.number
                 for d in defs
-                if d.line.number not in taken and self._duplicate(index, d)
+                if d.line.number not in taken
+                and (self._duplicate(index, d) or self._reverted(index, d))
             )
         return {index: lines for index, lines in chosen.items() if lines}
 
@@ -179,6 +180,13 @@ class Exemptions:
         """The names a removed test uses, read from the base tree, with those of the helpers
         (and fixtures) it uses from its own file; None unless the change deletes all of the
         test (a test edited in part is not one removed with its subject)."""
+        lines = self._wholly_deleted(index, definition)
+        if lines is None:
+            return None
+        return _with_helpers(lines, definition.line.number - 1, self._files[index].old_path or "")
+
+    def _wholly_deleted(self, index: int, definition: Definition) -> list[str] | None:
+        """The base file's lines, when the change deletes every line of the test."""
         change = self._files[index]
         path = change.old_path or ""
         text = self._trees.text("base", path) if self._trees and path else None
@@ -188,11 +196,31 @@ class Exemptions:
         position = definition.line.number - 1
         if not 0 <= position < len(lines) or lines[position] != definition.line.text:
             return None
-        end = _block_end(lines, position, python=_is_python(path))
+        end = block_end(lines, position, python=_is_python(path))
+        block = {n + 1 for n in range(position, end) if lines[n].strip()}
         deleted = {line.number for line in change.removed}
-        if any(lines[n].strip() and n + 1 not in deleted for n in range(position, end)):
+        if not any(block <= alignment for alignment in _alignments(lines, deleted)):
             return None
-        return _with_helpers(lines, position, path)
+        return lines
+
+    # -- 4. the commit that wrote it is taken back -------------------------------------
+
+    @cached_property
+    def _reverts(self) -> Reverts | None:
+        return Reverts(self._files, self._trees) if self._trees is not None else None
+
+    def _reverted(self, index: int, definition: Definition) -> bool:
+        """Whether the test goes with the earlier change to the code that brought it
+        (`app.guards.reverts`)."""
+        lines = self._wholly_deleted(index, definition) if self._reverts is not None else None
+        if lines is None or self._reverts is None:
+            return False
+        path = self._files[index].old_path or ""
+        position = definition.line.number - 1
+        start = position - len(_decorators(lines, position))
+        end = block_end(lines, position, python=_is_python(path))
+        numbers = [n + 1 for n in range(start, end) if lines[n].strip()]
+        return self._reverts.frees(path, numbers)
 
     def _search(self, names: Collection[str]) -> None:
         wanted = [name for name in names if name not in self._head_hits]
@@ -277,7 +305,7 @@ class Exemptions:
         }
         for position, base_line in enumerate(lines):
             if name in defined_names(base_line, change.old_path):
-                end = _block_end(lines, position, python=python)
+                end = block_end(lines, position, python=python)
                 if any(position + 1 < number <= end for number in cut):
                     return True
         return False
@@ -389,7 +417,7 @@ def _is_python(path: str) -> bool:
 
 def _block_references(lines: Sequence[str], position: int, path: str) -> References:
     """The names used by the definition at `lines[position]`, decorators included."""
-    end = _block_end(lines, position, python=_is_python(path))
+    end = block_end(lines, position, python=_is_python(path))
     start = position - len(_decorators(lines, position))
     return references(lines[start:end], path)
 
@@ -430,25 +458,32 @@ def _body_after(change: FileChange, header: Line) -> list[str]:
         if line.number != header.number + len(run):
             break
         run.append(line.text)
-    end = _block_end(run, 0, python=_is_python(change.old_path or ""))
+    end = block_end(run, 0, python=_is_python(change.old_path or ""))
     return run[1:end]
 
 
-def _block_end(lines: Sequence[str], position: int, *, python: bool) -> int:
-    """The end (exclusive) of the block a definition at `lines[position]` opens: before the
-    next line indented no deeper (Python; a `)` closing a long signature continues it), or
-    just after such a line when it closes the block (`}`, `end`)."""
-    header = indent(lines[position])
-    for index in range(position + 1, len(lines)):
-        stripped = lines[index].strip()
-        if not stripped or indent(lines[index]) > header:
-            continue
-        if python:
-            if stripped[0] in ")]":
-                continue
-            return index
-        return index + 1 if _CLOSER.match(stripped) else index
-    return len(lines)
+def _alignments(lines: Sequence[str], deleted: set[int]) -> list[set[int]]:
+    """The deleted line numbers as the diff shows them, and as equally valid diffs would: each
+    run of deleted lines slid down, or up, as far as the lines around it repeat. Deleting the
+    last test of a suite, a diff may well show the `});` above it deleted and its own kept."""
+    runs: list[tuple[int, int]] = []
+    for number in sorted(deleted):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    down: set[int] = set()
+    up: set[int] = set()
+    for first, last in runs:
+        start, end = first, last
+        while end < len(lines) and end + 1 not in deleted and lines[start - 1] == lines[end]:
+            start, end = start + 1, end + 1
+        down.update(range(start, end + 1))
+        start, end = first, last
+        while start > 1 and start - 1 not in deleted and lines[end - 1] == lines[start - 2]:
+            start, end = start - 1, end - 1
+        up.update(range(start, end + 1))
+    return [deleted, down, up]
 
 
 def _mostly_added(lines: Sequence[str], added: set[str]) -> bool:

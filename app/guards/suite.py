@@ -223,6 +223,23 @@ def indent(text: str) -> int:
     return len(expanded) - len(expanded.lstrip())
 
 
+def block_end(lines: Sequence[str], position: int, *, python: bool) -> int:
+    """The end (exclusive) of the block a definition at `lines[position]` opens: before the
+    next line indented no deeper (Python; a `)` closing a long signature continues it), or
+    just after such a line when it closes the block (`}`, `end`)."""
+    header = indent(lines[position])
+    for index in range(position + 1, len(lines)):
+        stripped = lines[index].strip()
+        if not stripped or indent(lines[index]) > header:
+            continue
+        if python:
+            if stripped[0] in ")]":
+                continue
+            return index
+        return index + 1 if _CLOSER.match(stripped) else index
+    return len(lines)
+
+
 def _next_in_run(lines: Sequence[Line], position: int) -> bool:
     return position < len(lines) and lines[position].number == lines[position - 1].number + 1
 

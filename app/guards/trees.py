@@ -86,6 +86,17 @@ class TreeView(Protocol):
         """The paths of every file under `directory` on `side` (recursively)."""
         ...
 
+    def origins(self, path: str, numbers: Collection[int]) -> set[str] | None:
+        """The commits that last changed these lines (1-based) of `path` at the base, as
+        `git blame` tells; None when that cannot be told: the base is a tree with no history
+        (an implementer's worktree), or a line goes back past the start of a shallow clone."""
+        ...
+
+    def commit(self, sha: str) -> ChangeSet | None:
+        """What commit `sha` changed against its parent, with its two trees; None for a root
+        or merge commit, a parent the clone does not have, or a change too large to read."""
+        ...
+
 
 @dataclass(frozen=True)
 class TreeChangeSet(ChangeSet):

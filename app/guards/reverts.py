@@ -1,0 +1,109 @@
+"""Removed tests that go with the commit that added them: a change undoing an earlier one.
+
+A revert (made by `git revert` or by hand, whatever its message says) takes back an earlier
+commit's change to the code, a fix or a feature, and with it the tests that commit added: they
+tested what is no longer there. Judged by their names alone, such tests look removed while the
+code they exercise stays (the function a fix was made in is still there), which is what
+`test-tamper` reports. The history tells them apart, so this holds only where ourobot reads the
+repository with its history (`--repo`, the Action, the check run); an implementer's worktree and
+a bare `--diff` get none of it.
+
+A wholly deleted test is set aside when:
+1. every line of it (decorators, header, body) was written by one commit, X, as `git blame` at
+   the base tells: X is in the base's history, so it was reviewed and merged before; a test
+   edited since, or reaching past the start of a shallow clone, does not qualify;
+2. X changed source code (not tests, not documentation), by more than punctuation, and the
+   change takes all of that back: in every source file X touched, each line X added is among
+   the lines the change removes and each line X removed among those it adds (counted as many
+   times as they occur, compared without their indentation).
+
+So a test written with a fix goes when the fix goes. What it cannot excuse: a test whose code
+stays as it was when the test was written (nothing of X's is taken back, or only part), a test
+added on its own (X changed no code), or a test edited since X. The evidence is git's: history
+the change cannot write, compared exactly.
+
+Whether the test exercises the very lines X changed is not asked: tests reach a fix through
+behaviour (an HTTP request to an app whose query parser was fixed), which names cannot show.
+So a commit that added many tests with a small change to the code frees all of them when that
+change is taken back: the change is then a revert of reviewed history, in plain sight, which
+the review panel and the human approval see.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from functools import cached_property
+
+from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.code_names import is_source
+from app.guards.trees import TreeView
+
+# Shorter lines (`}`, `pass`, `else:`) say too little to count as a change of the code.
+_MIN_LINE = 8
+
+
+class Reverts:
+    """Which removed tests a change takes back with the commit that wrote them. Reads the
+    history only for tests nothing else accounts for."""
+
+    def __init__(self, files: Sequence[FileChange], trees: TreeView) -> None:
+        self._files = files
+        self._trees = trees
+        self._undone: dict[str, bool] = {}
+
+    def frees(self, path: str, numbers: Collection[int]) -> bool:
+        """Whether the test on lines `numbers` of `path` (at the base) was written by one
+        commit whose change to the code this change takes back."""
+        origins = self._trees.origins(path, numbers)
+        if origins is None or len(origins) != 1:
+            return False
+        (commit,) = origins
+        return self.undoes(commit)
+
+    def undoes(self, commit: str) -> bool:
+        """Whether this change takes back all of `commit`'s change to source code."""
+        if commit not in self._undone:
+            earlier = self._trees.commit(commit)
+            self._undone[commit] = earlier is not None and self._takes_back(earlier)
+        return self._undone[commit]
+
+    def _takes_back(self, earlier: ChangeSet) -> bool:
+        sources = [c for c in earlier.files if is_source(c.new_path or c.old_path)]
+        if not any(_telling(c.added) or _telling(c.removed) for c in sources):
+            return False  # no code changed (a commit of tests or docs alone), or next to none
+        return all(self._takes_back_file(c) for c in sources)
+
+    def _takes_back_file(self, earlier: FileChange) -> bool:
+        wrote = _said(earlier.added)
+        erased = _said(earlier.removed)
+        if wrote and not wrote <= self._removed_from.get(earlier.new_path or "", Counter()):
+            return False
+        return not erased or erased <= self._added_to.get(earlier.old_path or "", Counter())
+
+    @cached_property
+    def _removed_from(self) -> dict[str, Counter[str]]:
+        found: dict[str, Counter[str]] = {}
+        for change in self._files:
+            if change.old_path is not None:
+                found.setdefault(change.old_path, Counter()).update(_said(change.removed))
+        return found
+
+    @cached_property
+    def _added_to(self) -> dict[str, Counter[str]]:
+        found: dict[str, Counter[str]] = {}
+        for change in self._files:
+            if change.new_path is not None:
+                found.setdefault(change.new_path, Counter()).update(_said(change.added))
+        return found
+
+
+def _said(lines: Iterable[Line]) -> Counter[str]:
+    """The lines that say something, without their indentation, counted."""
+    return Counter(text for line in lines if (text := line.text.strip()))
+
+
+def _telling(lines: Iterable[Line]) -> bool:
+    """Whether any of `lines` is code that says something (not a brace, a blank or a one-word
+    line): a change of punctuation alone is no change of behaviour to take back."""
+    return any(len(text) >= _MIN_LINE and any(c.isalnum() for c in text) for text in _said(lines))

@@ -1,0 +1,243 @@
+"""`test-tamper` with the history: a change that takes back an earlier commit's change to the
+code (a revert, by `git revert` or by hand) takes back the tests that commit wrote, and that is
+not tampering. Taking back the tests alone, part of the code, a commit of tests alone, or tests
+edited since, still is; so is the same change without the history (a bare diff, a worktree, a
+shallow clone that does not reach the commit). Every case runs the real rule over real git."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from app.guards import check_iteration
+from tests.guards.conftest import GitRepo, by_rule, config, diff_result
+
+QUERY = """\
+def parse(text):
+    pairs = [part.split("=", 1) for part in text.split("&") if part]
+    return {key: value for key, value in pairs}
+"""
+# The fix: prototype-like keys are dropped.
+QUERY_FIXED = """\
+def parse(text):
+    pairs = [part.split("=", 1) for part in text.split("&") if part]
+    reserved = {"__proto__", "constructor"}
+    return {key: value for key, value in pairs if key not in reserved}
+"""
+TESTS = """\
+from pkg.query import parse
+
+
+def test_parse():
+    assert parse("a=1&b=2") == {"a": "1", "b": "2"}
+"""
+TESTS_FIXED = (
+    TESTS
+    + """
+
+def test_reserved_keys_are_dropped():
+    assert parse("__proto__=1&a=2") == {"a": "2"}
+"""
+)
+REMOVED = ["tests/test_query.py:5 test 'test_reserved_keys_are_dropped' removed"]
+
+
+def history(repo: GitRepo, *, fix: str = QUERY_FIXED, tests: str = TESTS_FIXED) -> str:
+    """A base with the parser and its test, the commit that fixed it with a new test (whose id
+    is returned), and an unrelated commit after it."""
+    repo.write("README.md", "x\n")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", TESTS)
+    repo.commit("parser")
+    repo.write("pkg/query.py", fix)
+    repo.write("tests/test_query.py", tests)
+    fixed = repo.commit("drop reserved keys")
+    repo.write("docs/usage.md", "parse it\n")
+    repo.commit("docs")
+    return fixed
+
+
+def findings(repo: GitRepo, base: str, head: str) -> list[str]:
+    found = by_rule(repo.check(base, head), "test-tamper")
+    return [f"{path}:{line} {message}" for path, line, message in found]
+
+
+def test_git_revert_of_a_fix_takes_its_test_with_it(repo: GitRepo):
+    fixed = history(repo)
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("revert", "--no-edit", fixed)
+    assert findings(repo, base, "HEAD") == []
+
+
+def test_a_revert_made_by_hand_under_any_message_passes_too(repo: GitRepo):
+    """The evidence is the history, not the message: the message could say anything."""
+    history(repo)
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", TESTS)
+    assert findings(repo, base, repo.commit("simplify the parser")) == []
+
+
+def test_removing_the_fixs_test_while_the_fix_stays_is_tampering(repo: GitRepo):
+    history(repo)
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("tests/test_query.py", TESTS)
+    assert findings(repo, base, repo.commit("drop a test")) == REMOVED
+
+
+def test_taking_back_part_of_the_fix_does_not_free_its_test(repo: GitRepo):
+    """The reserved set goes, but one key is still dropped: the fix's old return line does not
+    come back, so its change is not taken back."""
+    history(repo)
+    base = repo.git("rev-parse", "HEAD")
+    half = QUERY_FIXED.replace('    reserved = {"__proto__", "constructor"}\n', "")
+    repo.write("pkg/query.py", half.replace("if key not in reserved", 'if key != "__proto__"'))
+    repo.write("tests/test_query.py", TESTS)
+    assert findings(repo, base, repo.commit("half a revert")) == REMOVED
+
+
+def test_reverting_a_commit_of_tests_alone_is_tampering(repo: GitRepo):
+    """A commit that only added tests changed no code: taking it back takes tests away from
+    code that stays."""
+    fixed = history(repo, fix=QUERY)
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("revert", "--no-edit", fixed)
+    assert findings(repo, base, "HEAD") == REMOVED
+
+
+def test_a_commit_that_only_touched_punctuation_frees_nothing(repo: GitRepo):
+    fixed = history(repo, fix=QUERY.replace("if part]", "if part]\n\n\n"))
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("revert", "--no-edit", fixed)
+    assert findings(repo, base, "HEAD") == REMOVED
+
+
+def test_a_test_edited_since_the_fix_is_not_the_fixs_test_any_more(repo: GitRepo):
+    fixed = history(repo)
+    repo.write("tests/test_query.py", TESTS_FIXED.replace('{"a": "2"}', "dict(a='2')"))
+    repo.commit("restyle the test")
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", TESTS)
+    assert fixed
+    assert findings(repo, base, repo.commit("revert by hand")) == REMOVED
+
+
+def test_a_revert_given_as_a_bare_diff_is_still_a_removal(repo: GitRepo):
+    fixed = history(repo)
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("revert", "--no-edit", fixed)
+    diff = repo.git("diff", base, "HEAD")
+    found = by_rule(diff_result(diff + "\n"), "test-tamper")
+    assert [m for _, _, m in found] == ["test 'test_reserved_keys_are_dropped' removed"]
+
+
+def test_an_implementers_worktree_has_no_history_to_show(repo: GitRepo):
+    """The per-iteration guard judges a worktree against a tree: it reports the removal."""
+    history(repo)
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", TESTS)
+    result = check_iteration(repo.path, "HEAD", config())
+    assert [m for _, _, m in by_rule(result, "test-tamper")] == [
+        "test 'test_reserved_keys_are_dropped' removed"
+    ]
+
+
+def test_a_shallow_clone_that_does_not_reach_before_the_fix_reports_it(
+    repo: GitRepo, tmp_path: Path
+):
+    """Where the clone starts at the fix, its parent is missing: what the fix changed cannot
+    be read, so nothing is taken back."""
+    fixed = history(repo)
+    repo.git("revert", "--no-edit", fixed)
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "3", f"file://{repo.path}", str(shallow)],
+        env=repo.env,
+        check=True,
+        capture_output=True,
+    )
+    clone = GitRepo.__new__(GitRepo)
+    clone.path, clone.env = shallow, repo.env
+    assert clone.git("rev-parse", "HEAD~2") == fixed
+    assert findings(clone, "HEAD~1", "HEAD") == REMOVED
+    assert findings(repo, "HEAD~1", "HEAD") == []
+
+
+LIB = """\
+exports.location = function location(url) {
+  return url;
+};
+
+exports.redirect = function redirect(url) {
+  return 302;
+};
+"""
+LIB_FIXED = LIB.replace(
+    "  return", "  if (url === 'back') throw new TypeError('\"back\" is not a location');\n  return"
+)
+SPEC = """\
+var lib = require('../lib');
+
+describe('location', function () {
+  it('returns the url', function () {
+    expect(lib.location('/a')).toBe('/a');
+  });
+});
+
+describe('redirect', function () {
+  it('redirects', function () {
+    expect(lib.redirect('/a')).toBe(302);
+  });
+});
+"""
+# Each suite gains a last test with a blank line in its body, as Express's tests have.
+SPEC_FIXED = """\
+var lib = require('../lib');
+
+describe('location', function () {
+  it('returns the url', function () {
+    expect(lib.location('/a')).toBe('/a');
+  });
+
+  it('rejects back', function () {
+    var back = function () { lib.location('back'); };
+
+    expect(back).toThrow();
+  });
+});
+
+describe('redirect', function () {
+  it('redirects', function () {
+    expect(lib.redirect('/a')).toBe(302);
+  });
+
+  it('rejects back', function () {
+    var back = function () { lib.redirect('back'); };
+
+    expect(back).toThrow();
+  });
+});
+"""
+
+
+def test_the_last_tests_of_suites_reverted_in_javascript_pass(repo: GitRepo):
+    """The line diff shows the `});` above the second removed test deleted and the test's own
+    kept: the test is still wholly deleted, in an equally valid reading of the same diff."""
+    repo.write("README.md", "x\n")
+    repo.write("lib/index.js", LIB)
+    repo.write("test/lib.spec.js", SPEC)
+    repo.commit("location")
+    repo.write("lib/index.js", LIB_FIXED)
+    repo.write("test/lib.spec.js", SPEC_FIXED)
+    fixed = repo.commit("reject back")
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("revert", "--no-edit", fixed)
+    assert findings(repo, base, "HEAD") == []
+    repo.git("reset", "-q", "--hard", base)
+    repo.write("test/lib.spec.js", SPEC)
+    assert findings(repo, base, repo.commit("drop the tests")) == [
+        "test/lib.spec.js:7 test 'rejects back' removed",
+        "test/lib.spec.js:12 test 'rejects back' removed",
+    ]
