@@ -47,6 +47,9 @@ removed, when (see `app.guards.subjects` for the exact conditions):
   class the gone name was defined on, or had a use of it cut out of its body;
 - they are exact duplicates of a test that stays (same body, header but for the name,
   decorators and enclosing suite).
+- the change takes back an earlier commit's change to the code, whole, and they were written
+  by that commit (a revert; `app.guards.reverts`). This one reads the history: a worktree
+  judged against a tree gets none of it.
 """
 
 from __future__ import annotations
