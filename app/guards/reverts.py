@@ -13,9 +13,11 @@ A wholly deleted test is set aside when:
    the base tells: X is in the base's history, so it was reviewed and merged before; a test
    edited since, or reaching past the start of a shallow clone, does not qualify;
 2. X changed source code (not tests, not documentation), by more than punctuation, and the
-   change takes all of that back: in every source file X touched, each line X added is among
-   the lines the change removes and each line X removed among those it adds (counted as many
-   times as they occur, compared without their indentation).
+   change takes all of that back: in every source file X touched, each line X's commit left in
+   the file more times than before, the change leaves in it as many times fewer, and each line
+   X left fewer times, the change brings back as often (lines compared as they are,
+   indentation included, trailing spaces not; net counts, so neither diff's alignment
+   matters).
 
 So a test written with a fix goes when the fix goes. What it cannot excuse: a test whose code
 stays as it was when the test was written (nothing of X's is taken back, or only part), a test
@@ -32,10 +34,9 @@ the review panel and the human approval see.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
-from functools import cached_property
+from collections.abc import Collection, Sequence
 
-from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.changes import ChangeSet, FileChange
 from app.guards.code_names import is_source
 from app.guards.trees import TreeView
 
@@ -70,40 +71,47 @@ class Reverts:
 
     def _takes_back(self, earlier: ChangeSet) -> bool:
         sources = [c for c in earlier.files if is_source(c.new_path or c.old_path)]
-        if not any(_telling(c.added) or _telling(c.removed) for c in sources):
+        changed = [_net(c) for c in sources]
+        if not any(_telling(text) for net in changed for text, count in net.items() if count):
             return False  # no code changed (a commit of tests or docs alone), or next to none
-        return all(self._takes_back_file(c) for c in sources)
+        return all(self._takes_back_file(c, net) for c, net in zip(sources, changed, strict=True))
 
-    def _takes_back_file(self, earlier: FileChange) -> bool:
-        wrote = _said(earlier.added)
-        erased = _said(earlier.removed)
-        if wrote and not wrote <= self._removed_from.get(earlier.new_path or "", Counter()):
-            return False
-        return not erased or erased <= self._added_to.get(earlier.old_path or "", Counter())
+    def _takes_back_file(self, earlier: FileChange, net: Counter[str]) -> bool:
+        """Whether the change's own net change to the file undoes `net`: it loses each line
+        the earlier commit gained, as many times, and regains each line it lost. Net counts do
+        not depend on how either diff was aligned."""
+        mine = self._net_at(earlier)
+        return all(
+            mine[text] <= -count if count > 0 else mine[text] >= -count
+            for text, count in net.items()
+        )
 
-    @cached_property
-    def _removed_from(self) -> dict[str, Counter[str]]:
-        found: dict[str, Counter[str]] = {}
+    def _net_at(self, earlier: FileChange) -> Counter[str]:
+        """The change's net change to the file the earlier commit left (or took away)."""
         for change in self._files:
-            if change.old_path is not None:
-                found.setdefault(change.old_path, Counter()).update(_said(change.removed))
-        return found
-
-    @cached_property
-    def _added_to(self) -> dict[str, Counter[str]]:
-        found: dict[str, Counter[str]] = {}
-        for change in self._files:
-            if change.new_path is not None:
-                found.setdefault(change.new_path, Counter()).update(_said(change.added))
-        return found
+            if earlier.new_path is not None and change.old_path == earlier.new_path:
+                return _net(change)
+            if earlier.old_path is not None and change.new_path == earlier.old_path:
+                return _net(change)
+        return Counter()
 
 
-def _said(lines: Iterable[Line]) -> Counter[str]:
-    """The lines that say something, without their indentation, counted."""
-    return Counter(text for line in lines if (text := line.text.strip()))
+def _net(change: FileChange) -> Counter[str]:
+    """How many more times each non-blank line (indentation kept: code re-indented under a
+    new block is changed code) is in the file after the change than before: negative for
+    lines it lost."""
+    net: Counter[str] = Counter()
+    for line in change.added:
+        if text := line.text.rstrip():
+            net[text] += 1
+    for line in change.removed:
+        if text := line.text.rstrip():
+            net[text] -= 1
+    return Counter({text: count for text, count in net.items() if count})
 
 
-def _telling(lines: Iterable[Line]) -> bool:
-    """Whether any of `lines` is code that says something (not a brace, a blank or a one-word
-    line): a change of punctuation alone is no change of behaviour to take back."""
-    return any(len(text) >= _MIN_LINE and any(c.isalnum() for c in text) for text in _said(lines))
+def _telling(text: str) -> bool:
+    """Whether a line is code that says something (not a brace, a blank or a one-word line):
+    a change of punctuation alone is no change of behaviour to take back."""
+    stripped = text.strip()
+    return len(stripped) >= _MIN_LINE and any(c.isalnum() for c in stripped)

@@ -97,6 +97,34 @@ def test_taking_back_part_of_the_fix_does_not_free_its_test(repo: GitRepo):
     assert findings(repo, base, repo.commit("half a revert")) == REMOVED
 
 
+def test_a_fix_wrapped_in_a_block_and_rewritten_away_is_not_taken_back(repo: GitRepo):
+    """The fix wrapped a line in a new block; a rewrite drops the block and does the work
+    another way without bringing the old line back: the fix's change is not taken back (its
+    behaviour may live on in the rewrite), so its test is still reported."""
+    wrapped = QUERY.replace(
+        "    return {key: value for key, value in pairs}\n",
+        "    with guard():\n        return {key: value for key, value in pairs}\n",
+    )
+    history(repo, fix="def guard():\n    return open('x')\n\n\n" + wrapped)
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("pkg/query.py", QUERY.replace("{key: value for key, value in pairs}", "dict(pairs)"))
+    repo.write("tests/test_query.py", TESTS)
+    assert findings(repo, base, repo.commit("rewrite")) == REMOVED
+
+
+def test_a_revert_after_later_edits_to_the_same_file_passes(repo: GitRepo):
+    """What the file gained and lost since the fix, elsewhere in it, does not matter: the
+    change's net effect on the file still undoes the fix's."""
+    history(repo)
+    later = '"""Query strings."""\n\n\n{}\n\nVERSION = 2\n'
+    repo.write("pkg/query.py", later.format(QUERY_FIXED))
+    repo.commit("docstring and version")
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("pkg/query.py", later.format(QUERY))
+    repo.write("tests/test_query.py", TESTS)
+    assert findings(repo, base, repo.commit("take the fix back")) == []
+
+
 def test_reverting_a_commit_of_tests_alone_is_tampering(repo: GitRepo):
     """A commit that only added tests changed no code: taking it back takes tests away from
     code that stays."""
