@@ -433,9 +433,9 @@ class GitTrees:
             out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree, "--", path)
         return [_path(raw) for raw in out.split(b"\0") if raw]
 
-    def origins(self, path: str, numbers: Collection[int]) -> set[str] | None:
+    def origins(self, path: str, numbers: Collection[int]) -> dict[int, str] | None:
         if not path or not numbers:
-            return None
+            return {}
         with isolated_git(self.repo) as git:
             if git.out("cat-file", "-t", self.base).strip() != b"commit":
                 return None
@@ -481,19 +481,24 @@ def _runs(numbers: Collection[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _blamed(porcelain: bytes) -> set[str] | None:
-    """The commits `git blame --porcelain` names; None when a line is attributed to the
-    boundary of a shallow history, which is not the commit that wrote it."""
-    commits: set[str] = set()
+def _blamed(porcelain: bytes) -> dict[int, str]:
+    """Each line's commit from `git blame --porcelain` (a `<commit> <orig> <final>[ <count>]`
+    header per line, the commit's details after its first). A commit marked `boundary`, where
+    a shallow history starts, did not write its lines: they map to ""."""
+    found: dict[int, str] = {}
+    boundary: set[str] = set()
+    current = ""
     for line in porcelain.split(b"\n"):
-        if line == b"boundary":
-            return None
         if line.startswith(b"\t"):
             continue
         fields = line.split(b" ")
-        if len(fields) in (3, 4) and _OBJECT_ID.match(fields[0].decode("ascii", "replace")):
-            commits.add(fields[0].decode("ascii"))
-    return commits
+        sha = fields[0].decode("ascii", "replace")
+        if len(fields) in (3, 4) and _OBJECT_ID.match(sha) and fields[2].isdigit():
+            current = sha
+            found[int(fields[2])] = sha
+        elif line == b"boundary":
+            boundary.add(current)
+    return {number: "" if sha in boundary else sha for number, sha in found.items()}
 
 
 def _last_line(stderr: bytes) -> str:

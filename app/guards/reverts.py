@@ -34,7 +34,7 @@ the review panel and the human approval see.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from app.guards.changes import ChangeSet, FileChange
 from app.guards.code_names import is_source
@@ -53,14 +53,22 @@ class Reverts:
         self._trees = trees
         self._undone: dict[str, bool] = {}
 
-    def frees(self, path: str, numbers: Collection[int]) -> bool:
-        """Whether the test on lines `numbers` of `path` (at the base) was written by one
-        commit whose change to the code this change takes back."""
-        origins = self._trees.origins(path, numbers)
-        if origins is None or len(origins) != 1:
-            return False
-        (commit,) = origins
-        return self.undoes(commit)
+    def freed(self, path: str, spans: Mapping[int, Collection[int]]) -> set[int]:
+        """Of the tests in `path` (at the base), each given as its header line and the lines it
+        spans, those written by one commit whose change to the code this change takes back.
+        One `git blame` for the file."""
+        origins = self._trees.origins(path, [n for numbers in spans.values() for n in numbers])
+        if origins is None:
+            return set()
+        freed: set[int] = set()
+        for header, numbers in spans.items():
+            commits = {origins.get(number) for number in numbers}
+            if len(commits) != 1:
+                continue
+            (commit,) = commits
+            if commit and self.undoes(commit):
+                freed.add(header)
+        return freed
 
     def undoes(self, commit: str) -> bool:
         """Whether this change takes back all of `commit`'s change to source code."""

@@ -123,9 +123,9 @@ class Exemptions:
             taken.update(
                 d.line.number
                 for d in defs
-                if d.line.number not in taken
-                and (self._duplicate(index, d) or self._reverted(index, d))
+                if d.line.number not in taken and self._duplicate(index, d)
             )
+            taken |= self._reverted(index, [d for d in defs if d.line.number not in taken])
         return {index: lines for index, lines in chosen.items() if lines}
 
     # -- 1. the package went with it -----------------------------------------------------
@@ -202,25 +202,6 @@ class Exemptions:
         if not any(block <= alignment for alignment in _alignments(lines, deleted)):
             return None
         return lines
-
-    # -- 4. the commit that wrote it is taken back -------------------------------------
-
-    @cached_property
-    def _reverts(self) -> Reverts | None:
-        return Reverts(self._files, self._trees) if self._trees is not None else None
-
-    def _reverted(self, index: int, definition: Definition) -> bool:
-        """Whether the test goes with the earlier change to the code that brought it
-        (`app.guards.reverts`)."""
-        lines = self._wholly_deleted(index, definition) if self._reverts is not None else None
-        if lines is None or self._reverts is None:
-            return False
-        path = self._files[index].old_path or ""
-        position = definition.line.number - 1
-        start = position - len(_decorators(lines, position))
-        end = block_end(lines, position, python=_is_python(path))
-        numbers = [n + 1 for n in range(start, end) if lines[n].strip()]
-        return self._reverts.frees(path, numbers)
 
     def _search(self, names: Collection[str]) -> None:
         wanted = [name for name in names if name not in self._head_hits]
@@ -363,6 +344,29 @@ class Exemptions:
             and _Shape.of(head_lines, twin.line.number - 1, twin.name) == shape
             for twin in definitions(numbered, len(head_lines))
         )
+
+    # -- 4. the commit that wrote it is taken back -------------------------------------
+
+    @cached_property
+    def _reverts(self) -> Reverts | None:
+        return Reverts(self._files, self._trees) if self._trees is not None else None
+
+    def _reverted(self, index: int, defs: Sequence[Definition]) -> set[int]:
+        """The header lines of the tests (of one file) that go with the earlier change to
+        the code that brought them (`app.guards.reverts`)."""
+        path = self._files[index].old_path or ""
+        spans: dict[int, list[int]] = {}
+        for definition in defs:
+            lines = self._wholly_deleted(index, definition)
+            if lines is None:
+                continue
+            position = definition.line.number - 1
+            start = position - len(_decorators(lines, position))
+            end = block_end(lines, position, python=_is_python(path))
+            spans[definition.line.number] = [n + 1 for n in range(start, end) if lines[n].strip()]
+        if not spans or self._reverts is None:
+            return set()
+        return self._reverts.freed(path, spans)
 
 
 @dataclass(frozen=True)

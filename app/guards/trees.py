@@ -86,10 +86,11 @@ class TreeView(Protocol):
         """The paths of every file under `directory` on `side` (recursively)."""
         ...
 
-    def origins(self, path: str, numbers: Collection[int]) -> set[str] | None:
-        """The commits that last changed these lines (1-based) of `path` at the base, as
-        `git blame` tells; None when that cannot be told: the base is a tree with no history
-        (an implementer's worktree), or a line goes back past the start of a shallow clone."""
+    def origins(self, path: str, numbers: Collection[int]) -> dict[int, str] | None:
+        """The commit that last changed each of these lines (1-based) of `path` at the base,
+        as `git blame` tells; "" for a line that goes back past the start of a shallow clone
+        (its commit is not the one that wrote it). None when the base is a tree with no
+        history (an implementer's worktree)."""
         ...
 
     def commit(self, sha: str) -> ChangeSet | None:
