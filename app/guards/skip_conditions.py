@@ -179,7 +179,7 @@ def body_skip_elsewhere_only(lines: Sequence[Line], index: int) -> bool:
     "win32": pytest.skip(...)` or Go's `if runtime.GOOS == "windows" { t.Skip() }`."""
     inline = _INLINE_IF.match(lines[index].text)
     if inline is not None:
-        return _condition_false_on_linux(inline.group("cond"))
+        return condition_false_on_linux(inline.group("cond"))
     skip_indent = indent(lines[index].text)
     position = index
     while position > 0 and lines[position - 1].number == lines[position].number - 1:
@@ -190,11 +190,13 @@ def body_skip_elsewhere_only(lines: Sequence[Line], index: int) -> bool:
         match = _IF.match(text)
         if match is None:
             return False
-        return _condition_false_on_linux(match.group("cond"))
+        return condition_false_on_linux(match.group("cond"))
     return False
 
 
-def _condition_false_on_linux(text: str) -> bool:
+def condition_false_on_linux(text: str) -> bool:
+    """Whether a condition (Python's spelling, or Go's and JavaScript's `===`, `&&`, `!`) is
+    false on Linux with the standard CPython build: `process.platform === 'win32'` is."""
     expression = _parse(_from_c_like(text))
     linux = _Assumptions(linux=True, floor=None)
     return expression is not None and _truth(expression, linux) is False

@@ -48,6 +48,13 @@ _DEFINITIONS = tuple(
     )
 )
 _PYTHON_DEFINITIONS = _DEFINITIONS[:2]
+# A JavaScript test call whose name starts the next line, as Prettier lays out a call too long
+# for one line (`test.each([...])(` then `'name',`): the header, and the line with the name.
+_SPLIT_HEADER = re.compile(
+    r"^\s*(?:(?:it|test|describe|context|specify|suite)(?:\.(?:skip|only|each\([^)]*\)))?"
+    r"|(?:x|f)(?:it|test|describe|context|specify))\s*\(\s*$"
+)
+_NAME_LINE = re.compile(r"^\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)\s*,")
 # Markers that are themselves a definition: `it.skip("name", ...)`, `xit("name", ...)`.
 DEFINING_SKIP = re.compile(
     r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.skip\s*\("
@@ -118,6 +125,19 @@ def definition_name(text: str) -> str | None:
     return None
 
 
+def definition_name_at(lines: Sequence[Line], index: int) -> str | None:
+    """The name of the test defined at `lines[index]`: on the header line itself, or, for a
+    JavaScript call split after its `(`, on the next line of the same run (`test(` then
+    `'name',`)."""
+    name = definition_name(lines[index].text)
+    if name is not None or not _SPLIT_HEADER.match(lines[index].text):
+        return name
+    if not _next_in_run(lines, index + 1):
+        return None
+    match = _NAME_LINE.match(lines[index + 1].text)
+    return match.group("n") if match else None
+
+
 def is_assertion(text: str) -> bool:
     return bool(_ASSERTION.search(text))
 
@@ -170,7 +190,7 @@ def definitions(lines: Sequence[Line], last_line: int | None) -> list[Definition
     found: list[Definition] = []
     view: _View | None = None
     for index, line in enumerate(lines):
-        name = definition_name(line.text)
+        name = definition_name_at(lines, index)
         if name is None:
             continue
         view = view or _View.of(lines)

@@ -59,6 +59,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from app.guards.aliases import with_linux_aliases
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.counts import Counts
 from app.guards.moved_skips import Travelled, travelled_skips
@@ -76,6 +77,7 @@ from app.guards.suite import (
     Definition,
     containers,
     definition_name,
+    definition_name_at,
     definitions,
     is_assertion,
     is_test_module,
@@ -117,6 +119,8 @@ _NARROWING_OPTION = re.compile(
     r"(?P<option>--deselect|--ignore-glob|--ignore)\b(?:\s*=\s*|\s+)?['\"]?(?P<target>[^\s'\",\]]*)"
 )
 _LINE_COMMENT = re.compile(r"^(#|//)\s*")
+# The `c`/`m` of `.cjs`, `.mjs`, `.cts`, `.mts`: CommonJS or ES module, the same language.
+_MODULE_FORMAT = re.compile(r"^[cm](?=[jt]s$)")
 
 
 @dataclass(frozen=True)
@@ -127,8 +131,8 @@ class Tamper:
 
 
 def find_tampering(changes: ChangeSet) -> list[Tamper]:
-    files = changes.files
-    trees = trees_of(changes)
+    # Read a test function under an alias that skips only off Linux as the function itself.
+    files, trees = with_linux_aliases(changes.files, trees_of(changes))
     exemptions = Exemptions(files, trees)
     floor = supported_python(files, trees)
     moves = relocate(files, exempt=exemptions.set_aside, floor=floor, counts=Counts(files, trees))
@@ -192,7 +196,15 @@ def _leaves_discovery(old: str, new: str) -> bool:
         return True
     if is_test_module(old) and not is_test_module(new):
         return True
-    return old.rsplit(".", 1)[-1] != new.rsplit(".", 1)[-1]
+    return _language(old) != _language(new)
+
+
+def _language(path: str) -> str:
+    """A file's suffix, with JavaScript's and TypeScript's module-format variants (`.cjs`,
+    `.mjs`, `.cts`, `.mts`) read as the plain one: the same language, and every name that
+    makes a `.js` file a test module (`x.test.js`, `test/x.js`) makes the `.cjs` or `.mjs`
+    one a test module too (`is_test_module`, `collects_tests`)."""
+    return _MODULE_FORMAT.sub("", path.rsplit(".", 1)[-1])
 
 
 def _removed_tests(change: FileChange, gone: list[Definition]) -> list[Tamper]:
@@ -357,12 +369,12 @@ def _new_skips(
                 found.append(Tamper(change.path, line.number, "module-wide skip marker added"))
             continue
         if kind == "defining":
-            header: int | None = line.number if definition_name(line.text) else None
+            header: int | None = line.number if definition_name_at(added, index) else None
         elif kind == "decorator":
             header = _header_after(added, index)
         else:
             header = _header_before(added, index)
-        names = {definition_name(_text_at(added, header)) or ""} | set(inner.get(header or -1, ()))
+        names = {_name_at(added, header) or ""} | set(inner.get(header or -1, ()))
         if kind == "defining" and _SUITE_SKIP.search(line.text):
             # Where a JavaScript suite ends is read from indentation, which code need not
             # follow: a skipped suite is taken to hold every test after it in the run.
@@ -392,12 +404,14 @@ def _names_after(block: Sequence[Line], index: int) -> set[str]:
     for position in range(index + 1, len(block)):
         if block[position].number != block[position - 1].number + 1:
             break
-        names.add(definition_name(block[position].text) or "")
+        names.add(definition_name_at(block, position) or "")
     return names
 
 
-def _text_at(block: Sequence[Line], number: int | None) -> str:
-    return next((line.text for line in block if line.number == number), "")
+def _name_at(block: Sequence[Line], number: int | None) -> str | None:
+    """The name of the test whose header is line `number` of `block`, if any."""
+    position = next((i for i, line in enumerate(block) if line.number == number), None)
+    return None if position is None else definition_name_at(block, position)
 
 
 def _header_after(block: Sequence[Line], index: int) -> int | None:
@@ -405,7 +419,7 @@ def _header_after(block: Sequence[Line], index: int) -> int | None:
     for position in range(index + 1, len(block)):
         if block[position].number != block[position - 1].number + 1:
             return None
-        if definition_name(block[position].text) is not None:
+        if definition_name_at(block, position) is not None:
             return block[position].number
     return None
 
@@ -415,6 +429,6 @@ def _header_before(block: Sequence[Line], index: int) -> int | None:
     for position in range(index - 1, -1, -1):
         if block[position].number != block[position + 1].number - 1:
             return None
-        if definition_name(block[position].text) is not None:
+        if definition_name_at(block, position) is not None:
             return block[position].number
     return None

@@ -1,0 +1,165 @@
+"""Test functions under a name of the file's own that skips only off Linux, read as the plain
+function: commander's `const testOrSkipOnWindows = process.platform === 'win32' ? test.skip :
+test;`, then `testOrSkipOnWindows('name', () => {...})`.
+
+On Linux, where ourobot's sandbox and nearly every CI run the suite, such a name is the test
+function itself, so a test defined through it is a test that runs, exactly as `test(...)` is;
+a skip on Windows or macOS only is not tampering (see `app.guards.skip_conditions`). Without
+this, a test moved under the alias was not recognised at all and read as removed.
+
+Only what is proven is rewritten: an alias declared once in the file (never assigned again)
+as a condition choosing between one test function (`it`, `test`, `describe`, ...) and its
+`.skip`, where the condition picks the plain function on Linux (parsed as in
+`skip_conditions`, never evaluated). An alias whose condition may hold on Linux (an
+environment variable, a flag, anything not understood), one imported from another file, or
+one declared twice, is left as it is: a test moved under it is still reported as removed.
+
+Which aliases a side of a file has is read from that side's whole file when the trees are at
+hand, else from the lines the change shows of it. The change's lines and the whole files are
+rewritten alike (`test(` for `testOrSkipOnWindows(` at the start of a line), so every part of
+the rule reads the same text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.skip_conditions import condition_false_on_linux
+from app.guards.suite import is_test_path
+from app.guards.trees import Hit, Side, TreeView
+
+_JS = re.compile(r"\.[cm]?[jt]sx?$")
+_FUNCTION = r"(?:it|test|describe|context|specify|suite)"
+_DECLARATION = re.compile(
+    r"^\s*(?:export\s+)?(?:const|let|var)\s+(?P<alias>[A-Za-z_$][\w$]*)\s*=\s*"
+    rf"(?P<cond>[^?=][^?]*?)\s*\?\s*(?P<yes>{_FUNCTION}(?:\.skip)?)\s*:\s*"
+    rf"(?P<no>{_FUNCTION}(?:\.skip)?)\s*;?\s*$"
+)
+_ASSIGNED = r"(?<![\w$.])(?:{name})\s*=(?!=)"
+# A line that may call an alias as a test: `name(` then a quoted name, or the end of the line.
+_CALL = re.compile(r"^\s*(?P<n>[A-Za-z_$][\w$]*)\s*\(\s*(?:['\"`]|$)")
+_FUNCTIONS = frozenset({"it", "test", "describe", "context", "specify", "suite"})
+
+
+def linux_aliases(lines: Iterable[str]) -> dict[str, str]:
+    """The aliases `lines` (one whole side of a file) declare that are a plain test function on
+    Linux, each with that function."""
+    texts = list(lines)
+    found: dict[str, str] = {}
+    declared: dict[str, int] = {}
+    for text in texts:
+        match = _DECLARATION.match(text)
+        if match is None or match["alias"] in _FUNCTIONS:
+            continue
+        alias = match["alias"]
+        declared[alias] = declared.get(alias, 0) + 1
+        plain = _plain_on_linux(match["cond"], match["yes"], match["no"])
+        if plain is not None:
+            found[alias] = plain
+    for alias in list(found):
+        assigned = re.compile(_ASSIGNED.format(name=re.escape(alias)))
+        if declared[alias] != 1 or sum(1 for text in texts if assigned.search(text)) != 1:
+            del found[alias]
+    return found
+
+
+def _plain_on_linux(condition: str, yes: str, no: str) -> str | None:
+    """The test function `condition ? yes : no` is on Linux, when that is the plain function of
+    the two (one of them the other's `.skip`); None when it is not, or cannot be told."""
+    plain, skip = sorted((yes, no), key=len)
+    if skip != f"{plain}.skip":
+        return None
+    on_linux = no if condition_false_on_linux(condition) else None
+    if on_linux is None and condition_false_on_linux(f"!({condition})"):
+        on_linux = yes
+    return plain if on_linux == plain else None
+
+
+def rewrite(text: str, aliases: Mapping[str, str]) -> str:
+    """`text` with a call of an alias at the start of the line spelled as its function."""
+    match = _CALL.match(text)
+    if match is None or match["n"] not in aliases:
+        return text
+    start, end = match.span("n")
+    return text[:start] + aliases[match["n"]] + text[end:]
+
+
+def _candidate(path: str | None) -> bool:
+    return path is not None and bool(_JS.search(path)) and is_test_path(path)
+
+
+def _calls(lines: Sequence[Line]) -> bool:
+    """Whether any line calls, as a test would be defined, a name that is no test function."""
+    return any((m := _CALL.match(line.text)) and m["n"] not in _FUNCTIONS for line in lines)
+
+
+class AliasedTrees:
+    """A `TreeView` whose JavaScript test files read with their Linux aliases rewritten."""
+
+    def __init__(self, trees: TreeView) -> None:
+        self._trees = trees
+
+    def aliases(self, side: Side, path: str) -> dict[str, str]:
+        text = self._trees.text(side, path)
+        return linux_aliases(text.split("\n")) if text is not None else {}
+
+    def text(self, side: Side, path: str) -> str | None:
+        text = self._trees.text(side, path)
+        if text is None or not _candidate(path):
+            return text
+        aliases = linux_aliases(text.split("\n"))
+        if not aliases:
+            return text
+        return "\n".join(rewrite(line, aliases) for line in text.split("\n"))
+
+    def search(self, side: Side, words: Collection[str]) -> list[Hit]:
+        return self._trees.search(side, words)
+
+    def mentions(self, side: Side, words: Collection[str]) -> list[Hit]:
+        return self._trees.mentions(side, words)
+
+    def listing(self, side: Side, directory: str) -> list[str]:
+        return self._trees.listing(side, directory)
+
+    def origins(self, path: str, numbers: Collection[int]) -> set[str] | None:
+        return self._trees.origins(path, numbers)
+
+    def commit(self, sha: str) -> ChangeSet | None:
+        return self._trees.commit(sha)
+
+
+def with_linux_aliases(
+    files: Sequence[FileChange], trees: TreeView | None
+) -> tuple[tuple[FileChange, ...], TreeView | None]:
+    """The change's files, and its trees, with every JavaScript test file's Linux aliases
+    rewritten as their test functions (see the module's docstring)."""
+    aliased = AliasedTrees(trees) if trees is not None else None
+    rewritten: list[FileChange] = []
+    for change in files:
+        sides: tuple[tuple[Side, str | None, tuple[Line, ...]], ...] = (
+            ("base", change.old_path, change.removed),
+            ("head", change.new_path, change.added),
+        )
+        lines: dict[Side, tuple[Line, ...]] = {}
+        for side, path, block in sides:
+            if path is None or not _candidate(path) or not _calls(block):
+                continue
+            if aliased is not None:
+                aliases = aliased.aliases(side, path)
+            else:
+                aliases = linux_aliases(line.text for line in block)
+            if aliases:
+                lines[side] = tuple(
+                    dataclasses.replace(line, text=rewrite(line.text, aliases)) for line in block
+                )
+        if lines:
+            change = dataclasses.replace(
+                change,
+                removed=lines.get("base", change.removed),
+                added=lines.get("head", change.added),
+            )
+        rewritten.append(change)
+    return tuple(rewritten), aliased
