@@ -124,7 +124,7 @@ class AliasedTrees:
     def listing(self, side: Side, directory: str) -> list[str]:
         return self._trees.listing(side, directory)
 
-    def origins(self, path: str, numbers: Collection[int]) -> set[str] | None:
+    def origins(self, path: str, numbers: Collection[int]) -> dict[int, str] | None:
         return self._trees.origins(path, numbers)
 
     def commit(self, sha: str) -> ChangeSet | None:
