@@ -38,7 +38,7 @@ _DEFINITIONS = tuple(
     re.compile(pattern)
     for pattern in (
         rf"^\s*{_MODIFIERS}(?:def|class|func|function\*?|fn|type|struct|enum|trait|interface"
-        rf"|module|object|impl)\s+(?:\([^)]*\)\s*)?(?P<n>{_NAME})",
+        rf"|module|object|impl)\s+(?:\([^)]*\)\s*)?(?:self\.)?(?P<n>{_NAME})",
         # Module-level assignments: Python constants, Go/JS top-level variables.
         rf"^(?:export\s+)?(?:(?:const|let|var)\s+)?(?P<n>{_NAME})\s*(?::[^=]*)?=(?![=>])",
         # JavaScript: `res.location = function ...`, `location: function ...`.
@@ -55,6 +55,20 @@ _TOKEN = re.compile(rf"(?<![\w$]){_NAME}")
 _STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
 _COMMENT = re.compile(r"//.*$|/\*.*?\*/|#.*$")
 _JS_LOCAL = re.compile(rf"\b(?:var|let|const)\s+(?P<n>{_NAME})|(?P<g>{_NAME})\s*:=")
+_RUBY_SUFFIXES = (".rb", ".rake", ".ru")
+# Ruby parameters: a method's (`def name(a, b = 1, *rest, key:, &block)`, parentheses or not)
+# and a block's (`do |a, (b, c)|`, `{ |a; local| ... }`).
+_RUBY_PARAMETERS = re.compile(
+    r"^[ \t]*def[ \t]+(?:self\.)?\w+[?!=]?[ \t]*(?:\((?P<p>[^)]*)\)|(?P<q>[^;\n]*))"
+    r"|(?:\bdo|\{)[ \t]*\|(?P<b>[^|]*)\|",
+    re.MULTILINE,
+)
+_RUBY_PARAMETER = re.compile(r"^[*&]{0,2}(?P<n>[a-z_]\w*)\s*(?:[=:]|$)")
+# Ruby symbols, `:views` and the key of `views: value`: values that name something, as a string
+# does, not code that runs (`::Const` is a scope, not a symbol).
+_RUBY_SYMBOL = re.compile(
+    r"(?<![:\w$]):(?P<s>[A-Za-z_]\w*[?!]?)|(?<![:\w$?])(?P<k>[A-Za-z_]\w*[?!]?):(?=[ \t])"
+)
 # Names that are never a test's subject: too common to say which code a test is about.
 _GENERIC = _words(
     """
@@ -188,7 +202,7 @@ def references(lines: Sequence[str], path: str) -> References:
     text = textwrap.dedent("\n".join(lines))
     found = _python_references(text) if path.endswith((".py", ".pyi")) else None
     if found is None:
-        found = (*_token_references(text), set())
+        found = (*_token_references(text, path), set())
     exercised, named, parameters = found
     return References(
         frozenset(filter(is_distinctive, exercised)),
@@ -244,7 +258,7 @@ def _chain_root(node: ast.Attribute) -> str | None:
     return value.id if isinstance(value, ast.Name) else None
 
 
-def _token_references(text: str) -> tuple[set[str], set[str]]:
+def _token_references(text: str, path: str) -> tuple[set[str], set[str]]:
     named: set[str] = set()
     for literal in _STRING.findall(text):
         body = literal[1:-1]
@@ -252,12 +266,34 @@ def _token_references(text: str) -> tuple[set[str], set[str]]:
             named.add(body.rsplit(".", 1)[-1])
     code = "\n".join(_COMMENT.sub("", _STRING.sub('""', line)) for line in text.splitlines())
     local = {match["n"] or match["g"] for match in _JS_LOCAL.finditer(code)}
+    ruby = path.endswith(_RUBY_SUFFIXES)
+    if ruby:
+        code = _RUBY_SYMBOL.sub(lambda match: _symbol(match, named), code)
+    parameters = _ruby_parameters(code) if ruby else set()
     exercised: set[str] = set()
     for match in _TOKEN.finditer(code):
         name = match.group()
         after = code[match.end() :].lstrip(" \t")
         leaf = code[: match.start()].rstrip().endswith(".")
         root = after.startswith(".") and not after.startswith("..")
-        if leaf or not (name in local or root):
+        # A Ruby parameter shadows a method of its name but for a call with parentheses.
+        shadowed = name in parameters and not leaf and not code.startswith("(", match.end())
+        if not shadowed and (leaf or not (name in local or root)):
             exercised.add(name)  # not a local, nor the root of a chain (a namespace)
     return exercised, named
+
+
+def _symbol(match: re.Match[str], named: set[str]) -> str:
+    named.add((match["s"] or match["k"]).rstrip("?!"))
+    return ':""' if match["s"] else '"":'
+
+
+def _ruby_parameters(code: str) -> set[str]:
+    """The names Ruby code binds as method or block parameters."""
+    found: set[str] = set()
+    for match in _RUBY_PARAMETERS.finditer(code):
+        listed = match["p"] if match["p"] is not None else match["q"] or match["b"] or ""
+        for part in re.split(r"[,;]", listed.replace("(", ",").replace(")", ",")):
+            if parameter := _RUBY_PARAMETER.match(part.strip()):
+                found.add(parameter["n"])
+    return found

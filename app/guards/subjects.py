@@ -69,7 +69,10 @@ _MOVED_SHARE = 0.5
 _MIN_LINE = 8
 # Text around a used name that must match for a line to count as the same line renamed.
 _MIN_CONTEXT = 12
-_CLASS = re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<n>[\w$]+)")
+# A class, or a Ruby module (a namespace), with its path: `class Rack::Protection::Base`.
+_CLASS = re.compile(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?(?:class|module)\s+(?P<n>[\w$]+(?:::[\w$]+)*)"
+)
 _GO_RECEIVER = re.compile(r"^func\s*\(\s*\w*\s*\*?\s*(?P<n>\w+)")
 _JS_OWNER = re.compile(r"^\s*(?P<n>[\w$]+)(?:\.prototype)?\.[\w$]+\s*=")
 _QUALIFIED = re.compile(r"[\w$.]+")
@@ -221,7 +224,7 @@ class Exemptions:
         if not subjects:
             return False
         for name in found.exercised - subjects:
-            if name in self._removed:
+            if name in self._removed and not self._went_with(name, subjects):
                 return False  # deleted but still there, or renamed: the code stays
             heads = [
                 h
@@ -292,33 +295,56 @@ class Exemptions:
         return False
 
     def _owners(self, subjects: set[str]) -> set[str]:
-        """The classes (Go receivers, JavaScript objects) the gone subjects were defined on."""
+        """The classes (Go receivers, JavaScript objects) the gone subjects were defined on,
+        and the classes and Ruby modules around those (`Rack::Protection` of a gone
+        `Rack::Protection::EncryptedCookie`)."""
         owners: set[str] = set()
         for name in subjects:
             for removed in self._removed[name]:
-                owner = self._owner(removed)
-                if owner is not None:
-                    owners.add(owner)
+                owners.update(self._owner(removed))
         return owners
 
-    def _owner(self, removed: _Removed) -> str | None:
+    def _went_with(self, name: str, subjects: set[str]) -> bool:
+        """Whether every deleted definition of `name` went as part of a gone subject: inside
+        one (a method of a deleted class, a class nested in it), or, for the class or module a
+        gone subject was in, a deleted opening of it (the `module Rack` of a deleted
+        `rack/protection/encrypted_cookie.rb`); and none lives on renamed or moved. Whatever
+        else the project calls by that name is still judged as any other definition the test
+        exercises."""
+        owners = self._owners(subjects)
+
+        def part(removed: _Removed) -> bool:
+            if subjects & set(self._owner(removed)):
+                return True
+            opening = _CLASS.match(removed.line.text)
+            return name in owners and opening is not None and name in opening["n"].split("::")
+
+        return all(part(removed) for removed in self._removed[name]) and not self._renamed(name)
+
+    def _owner(self, removed: _Removed) -> list[str]:
+        """The class (Go receiver, JavaScript object) a deleted definition was on, and the
+        classes and modules around that one, innermost first."""
         text = removed.line.text
         for pattern in (_GO_RECEIVER, _JS_OWNER):
             match = pattern.match(text)
             if match is not None:
-                return match["n"]
+                return [match["n"]]
         path = self._files[removed.file].old_path
         base = self._trees.text("base", path) if self._trees is not None and path else None
         if base is None:
-            return None
+            return []
         lines = base.splitlines()
         header = indent(text)
+        found: list[str] = []
         for position in range(min(removed.line.number - 1, len(lines)) - 1, -1, -1):
             candidate = lines[position]
             if candidate.strip() and indent(candidate) < header:
                 match = _CLASS.match(candidate)
-                return match["n"] if match is not None else None
-        return None
+                if match is None:
+                    break  # a function or block around it: what encloses that is no owner
+                found.extend(reversed(match["n"].split("::")))
+                header = indent(candidate)
+        return found
 
     # -- 3. an exact duplicate stays ---------------------------------------------------
 

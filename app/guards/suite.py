@@ -45,6 +45,8 @@ _DEFINITIONS = tuple(
         r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+(?P<n>test_\w+)\s*\(",
         r"^\s*(?:it|describe|context|test|specify)\s+(?P<q>['\"])(?P<n>.+?)(?P=q)\s+do\b",
         r"^\s*(?:public\s+|protected\s+|private\s+)?(?:void|fun)\s+(?P<n>test\w*)\s*\(",
+        # minitest and test-unit: a `test_` method, without parentheses (with them, the first).
+        r"^\s*def\s+(?P<n>test_\w*[?!]?)\s*(?:;|#|$)",
     )
 )
 _PYTHON_DEFINITIONS = _DEFINITIONS[:2]
