@@ -21,10 +21,11 @@ import ast
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from app.guards.changes import FileChange, Line
+from app.guards.flags import Names
 from app.guards.suite import indent
 from app.guards.trees import TreeView
 
@@ -94,20 +95,23 @@ _INLINE_IF = re.compile(r"^\s*if\b(?P<cond>.+?):\s*\S")
 @dataclass(frozen=True)
 class _Assumptions:
     """What is taken as known when judging a condition: Linux with the standard CPython build
-    (where the suite runs), and the oldest Python the project supports."""
+    (where the suite runs), the oldest Python the project supports, and what the module's
+    platform flags stand for (`WIN`, `app.guards.flags`)."""
 
     linux: bool
     floor: Floor | None
+    names: Names | None = None
 
 
 def decorator_skips_elsewhere_only(
-    lines: Sequence[Line], index: int, floor: Floor | None = None
+    lines: Sequence[Line], index: int, floor: Floor | None = None, names: Names | None = None
 ) -> bool:
     """A skip decorator or marker assignment starting at `lines[index]` (`@pytest.mark.skipif
     (...)`, `@unittest.skipIf(...)`, `@unittest.skipUnless(...)`, `pytestmark = ...`), read up
     to where its parentheses close in the same run of lines, that never skips on Linux (on any
-    Python from `floor` on, when given)."""
-    return _decorator_skips(lines, index, _Assumptions(linux=True, floor=floor)) is False
+    Python from `floor` on, when given; a bare name read as what `names` says it stands for)."""
+    linux = _Assumptions(linux=True, floor=floor, names=names)
+    return _decorator_skips(lines, index, linux) is False
 
 
 def decorator_skips_everywhere(lines: Sequence[Line], index: int, floor: Floor) -> bool:
@@ -173,13 +177,13 @@ def _floor_in(lines: Iterable[str]) -> Version | None:
     return None
 
 
-def body_skip_elsewhere_only(lines: Sequence[Line], index: int) -> bool:
+def body_skip_elsewhere_only(lines: Sequence[Line], index: int, names: Names | None = None) -> bool:
     """A skip statement in a body (`pytest.skip(...)`, `t.Skip(...)`) that sits under an
     `if <platform condition>` line shown in the same run of lines, e.g. `if sys.platform ==
     "win32": pytest.skip(...)` or Go's `if runtime.GOOS == "windows" { t.Skip() }`."""
     inline = _INLINE_IF.match(lines[index].text)
     if inline is not None:
-        return condition_false_on_linux(inline.group("cond"))
+        return condition_false_on_linux(inline.group("cond"), names)
     skip_indent = indent(lines[index].text)
     position = index
     while position > 0 and lines[position - 1].number == lines[position].number - 1:
@@ -190,15 +194,16 @@ def body_skip_elsewhere_only(lines: Sequence[Line], index: int) -> bool:
         match = _IF.match(text)
         if match is None:
             return False
-        return condition_false_on_linux(match.group("cond"))
+        return condition_false_on_linux(match.group("cond"), names)
     return False
 
 
-def condition_false_on_linux(text: str) -> bool:
+def condition_false_on_linux(text: str, names: Names | None = None) -> bool:
     """Whether a condition (Python's spelling, or Go's and JavaScript's `===`, `&&`, `!`) is
-    false on Linux with the standard CPython build: `process.platform === 'win32'` is."""
+    false on Linux with the standard CPython build: `process.platform === 'win32'` is. `names`
+    says what the project's own bare names stand for (`app.guards.flags`)."""
     expression = _parse(_from_c_like(text))
-    linux = _Assumptions(linux=True, floor=None)
+    linux = _Assumptions(linux=True, floor=None, names=names)
     return expression is not None and _truth(expression, linux) is False
 
 
@@ -281,6 +286,10 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
         return _truth(arguments[0], assumptions)
     if not assumptions.linux:
         return None
+    if isinstance(node, ast.Name) and assumptions.names is not None:
+        # A platform flag (`WIN`), read as what it stands for; one step, no further names.
+        meaning = assumptions.names(node.id)
+        return None if meaning is None else _truth(meaning, replace(assumptions, names=None))
     build = _build_truth(node)
     return build if build is not None else _startswith_truth(node)
 

@@ -32,7 +32,9 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    helper it happens to call; and a test that exercises any name the change deleted but that
    lives on, renamed or elsewhere, is not excused at all.
 3. It is an exact duplicate: a test that stays in the same file, at the head, has the same
-   body, the same header but for its name, the same decorators and the same enclosing suite.
+   body, the same header but for its name, the same decorators and the same enclosing suite;
+   or a Python test whose twin, the same function under the same name with the same imports,
+   runs on in another test file the change leaves alone (`app.guards.twins`).
 
 Everything errs one way: what cannot be shown from the trees is taken to be still there. The
 evidence that a subject went is positive: the whole head tree searched, not only its code; a
@@ -62,6 +64,7 @@ from app.guards.code_names import (
 from app.guards.reverts import Reverts
 from app.guards.suite import Definition, block_end, definitions, indent
 from app.guards.trees import Hit, TreeView
+from app.guards.twins import Twins
 
 # A deleted body counts as added back (a rename or move) when this share of its lines is.
 _MOVED_SHARE = 0.5
@@ -121,12 +124,14 @@ class Exemptions:
         for index, definition, found in pending:
             if self._subject_gone(found):
                 chosen.setdefault(index, set()).add(definition.line.number)
+        twins = Twins(self._files, self._trees, unmatched)
         for index, defs in unmatched.items():
             taken = chosen.setdefault(index, set())
             taken.update(
                 d.line.number
                 for d in defs
-                if d.line.number not in taken and self._duplicate(index, d)
+                if d.line.number not in taken
+                and (self._duplicate(index, d) or twins.run_on(index, d))
             )
             taken |= self._reverted(index, [d for d in defs if d.line.number not in taken])
         return {index: lines for index, lines in chosen.items() if lines}

@@ -20,9 +20,10 @@ Reported:
   or in the file (even a new one) they moved to, directly or on a suite around them (pytest,
   unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip cannot apply
   where the suite runs: only on platforms other than Linux (`skipif(sys.platform ==
-  "win32")`), only on a free-threaded build (`Py_GIL_DISABLED`), or only on Pythons older than
-  the oldest the project supports (`requires-python` at the base). A condition cut short by the
-  diff is read whole from the file, when the trees are at hand;
+  "win32")`, or a platform flag standing for it, `skipif(WIN)`: `app.guards.flags`), only on
+  a free-threaded build (`Py_GIL_DISABLED`), or only on Pythons older than the oldest the
+  project supports (`requires-python` at the base). A condition cut short by the diff is read
+  whole from the file, when the trees are at hand;
 - focused tests (`it.only`, `fit`), which skip every other test;
 - pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`).
 
@@ -31,7 +32,8 @@ file only added to; a test renamed, moved to another collected test file, or fol
 parametrized test (new or existing); a suite renamed, or dropped while its tests stay or move;
 removing a test that was skipped anyway (unconditionally, or by a version condition true on
 every Python the project supports); a skip reworded, or moved with its test to another file
-(`app.guards.moved_skips`); a narrowing restated; tests in `conftest.py` (pytest never
+(`app.guards.moved_skips`); a narrowing restated (an `--ignore` or `-k "not ..."`
+is keyed by what it narrows, not by the line around it); tests in `conftest.py` (pytest never
 collects them). A test that "moves" into a file the runner does not collect (a fixture, a
 helper) is removed.
 
@@ -46,7 +48,8 @@ removed, when (see `app.guards.subjects` for the exact conditions):
   project definition the test (or a helper from its own file) exercises is gone too, is the
   class the gone name was defined on, or had a use of it cut out of its body;
 - they are exact duplicates of a test that stays (same body, header but for the name,
-  decorators and enclosing suite).
+  decorators and enclosing suite), or, for a Python test, of a twin of the same name and
+  imports in another test file the change leaves alone (`app.guards.twins`);
 - the change takes back an earlier commit's change to the code, whole, and they were written
   by that commit (a revert; `app.guards.reverts`). This one reads the history: a worktree
   judged against a tree gets none of it.
@@ -62,6 +65,7 @@ from dataclasses import dataclass
 from app.guards.aliases import with_linux_aliases
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.counts import Counts
+from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
 from app.guards.relocations import Relocations, relocate
@@ -117,6 +121,11 @@ _NARROWING = re.compile(
 # A narrowing option with what it narrows: `--ignore=src/vendor`, `--deselect "t.py::x"`.
 _NARROWING_OPTION = re.compile(
     r"(?P<option>--deselect|--ignore-glob|--ignore)\b(?:\s*=\s*|\s+)?['\"]?(?P<target>[^\s'\",\]]*)"
+)
+# A keyword deselection with its expression: `-k "not slow"`, `-k 'not a and not b'`, `-k not_x`.
+_KEYWORD_OPTION = re.compile(
+    r"(?:^|(?<=\s))-k(?:\s*=\s*|\s+)(?:(?P<quote>['\"])(?P<quoted>not\b.*?)(?P=quote)"
+    r"|(?P<bare>not\b[^\s'\",\]]*))"
 )
 _LINE_COMMENT = re.compile(r"^(#|//)\s*")
 # The `c`/`m` of `.cjs`, `.mjs`, `.cts`, `.mts`: CommonJS or ES module, the same language.
@@ -252,14 +261,28 @@ class _Sides:
         self.floor = floor
         self._trees = trees
         self._read: dict[Side, list[Line] | None] = {}
+        self._names: dict[Side, Names] = {}
 
     def whole(self, side: Side) -> list[Line] | None:
         if side not in self._read:
-            path = self.change.new_path if side == "head" else self.change.old_path
-            text = self._trees.text(side, path) if self._trees and path else None
+            text = self._text(side)
             numbered = enumerate(text.splitlines(), 1) if text is not None else None
             self._read[side] = [Line(n, t, n) for n, t in numbered] if numbered else None
         return self._read[side]
+
+    def names(self, side: Side) -> Names:
+        """What the platform flags of the file's side stand for (`WIN`, `app.guards.flags`)."""
+        if side not in self._names:
+            path = self._path(side) or ""
+            self._names[side] = flags(self._trees, side, path, self._text(side))
+        return self._names[side]
+
+    def _path(self, side: Side) -> str | None:
+        return self.change.new_path if side == "head" else self.change.old_path
+
+    def _text(self, side: Side) -> str | None:
+        path = self._path(side)
+        return self._trees.text(side, path) if self._trees and path else None
 
 
 def _markers(
@@ -290,12 +313,18 @@ def _markers(
 
 
 def _narrowings(text: str) -> list[str]:
-    """What a line narrows collection by: each `--ignore`/`--deselect` option with its target;
-    for the other forms (`collect_ignore = [...]`, `norecursedirs`, `-k "not ..."`) the line."""
+    """What a line narrows collection by: each `--ignore`/`--deselect` option with its target,
+    each `-k "not ..."` with its expression; for the other forms (`collect_ignore = [...]`,
+    `norecursedirs`, a `-k` we cannot read) the line."""
     if not _NARROWING.search(text):
         return []
     options = [f"{m['option']} {m['target']}" for m in _NARROWING_OPTION.finditer(text)]
     rest = _NARROWING_OPTION.sub("", text)
+    # A `-k` expression is what narrows, not the line around it: appending `-n auto` to a
+    # command that already deselects `-k "not slow"` narrows nothing new.
+    for match in _KEYWORD_OPTION.finditer(rest):
+        options.append("-k " + " ".join((match["quoted"] or match["bare"] or "").split()))
+    rest = _KEYWORD_OPTION.sub("", rest)
     if _NARROWING.search(rest):
         options.append(" ".join(rest.replace('"', "").replace("'", "").split()))
     return options
@@ -334,13 +363,19 @@ def _skip_kinds(lines: Sequence[Line], sides: _Sides, side: Side) -> Iterable[st
         whole = sides.whole(side) if kind in ("module", "decorator", "body") else None
         at = line.number - 1
         in_whole = whole is not None and 0 <= at < len(whole) and whole[at].text == line.text
-        yield None if in_whole and _elsewhere_only(kind, whole or [], at, sides.floor) else kind
+        # Read whole, the file also shows what a platform flag in the condition stands for.
+        elsewhere = in_whole and _elsewhere_only(
+            kind, whole or [], at, sides.floor, sides.names(side)
+        )
+        yield None if elsewhere else kind
 
 
-def _elsewhere_only(kind: str, lines: Sequence[Line], index: int, floor: Floor | None) -> bool:
+def _elsewhere_only(
+    kind: str, lines: Sequence[Line], index: int, floor: Floor | None, names: Names | None = None
+) -> bool:
     if kind in ("module", "decorator"):
-        return decorator_skips_elsewhere_only(lines, index, floor)
-    return kind == "body" and body_skip_elsewhere_only(lines, index)
+        return decorator_skips_elsewhere_only(lines, index, floor, names)
+    return kind == "body" and body_skip_elsewhere_only(lines, index, names)
 
 
 def _new_skips(

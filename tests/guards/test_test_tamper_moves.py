@@ -510,3 +510,33 @@ def test_a_narrowing_slipped_into_a_reformat_is_tampering(repo: GitRepo):
     )
     found = tampered(repo, {"pyproject.toml": ADDOPTS}, lambda r: r.write("pyproject.toml", listed))
     assert found == [("pyproject.toml", 6, "test collection narrowed")]
+
+
+CIBUILDWHEEL = (
+    "[tool.cibuildwheel]\ntest-command = 'pytest {project} -k \"not incompatible_with_mypyc\"'\n"
+)
+
+
+def test_editing_a_command_around_the_same_keyword_deselection_passes(repo: GitRepo):
+    # black's `-n auto` appended to a `test-command` that already deselected the same tests.
+    edited = CIBUILDWHEEL.replace("mypyc\"'", "mypyc\" -n auto'")
+    found = tampered(
+        repo, {"pyproject.toml": CIBUILDWHEEL}, lambda r: r.write("pyproject.toml", edited)
+    )
+    assert found == []
+
+
+def test_widening_a_keyword_deselection_is_tampering(repo: GitRepo):
+    edited = CIBUILDWHEEL.replace("mypyc\"'", "mypyc and not security\" -n auto'")
+    found = tampered(
+        repo, {"pyproject.toml": CIBUILDWHEEL}, lambda r: r.write("pyproject.toml", edited)
+    )
+    assert found == [("pyproject.toml", 2, "test collection narrowed")]
+
+
+def test_a_keyword_deselection_added_to_a_command_is_tampering(repo: GitRepo):
+    plain = CIBUILDWHEEL.replace(' -k "not incompatible_with_mypyc"', "")
+    found = tampered(
+        repo, {"pyproject.toml": plain}, lambda r: r.write("pyproject.toml", CIBUILDWHEEL)
+    )
+    assert found == [("pyproject.toml", 2, "test collection narrowed")]

@@ -1,0 +1,176 @@
+"""Platform flags in skip conditions: `skipif(WIN)` where `WIN` is the project's own name for
+`sys.platform.startswith("win")`.
+
+Projects seldom spell the platform out in every skip; they name it once (click's
+`WIN = sys.platform.startswith("win")` in `click/_compat.py`) and import the name into their
+tests (`from click._compat import WIN`). `flags` lets `app.guards.skip_conditions` read such a
+name as the expression it stands for, from the tree the condition is read from, when nothing
+can make it stand for anything else:
+
+- the test module binds the name exactly once, anywhere in it (no second assignment, no
+  function, class, parameter, loop or `global` of that name, no `import *`), by a statement of
+  its own top level: `NAME = <expression>` or `from <module> import NAME` (`as NAME`);
+- an imported name comes from one module of the tree (found by its path: `click/_compat.py`
+  or `click/_compat/__init__.py`, under any source root, or next to the test module for a
+  relative import), which binds it exactly once, the same way, by an assignment: one step, no
+  chain of imports;
+- no line of code in the tree assigns it as an attribute (`_compat.WIN = True`), or names it
+  on a line with `setattr`, `__dict__`, `globals()` or `vars(`.
+
+What the name stands for is then judged like any condition written in place: a flag for "not
+Linux" lets the skip pass, and any other (`HAS_NUMPY = find_spec("numpy") is not None`, an
+environment variable) is still reported. What cannot be shown is taken not to be a platform
+flag, so the skip is reported, as it was before this module.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Callable
+from functools import cache
+
+from app.guards.trees import Side, TreeView
+
+# What a bare name stands for in a skip condition; None when that cannot be shown.
+Names = Callable[[str], ast.expr | None]
+
+_MAX_CHARS = 400_000
+_ONE_NAME = re.compile(r"^[A-Za-z_]\w*$")
+# A line that may rebind a module's attribute other than by `m.WIN = ...`: the builtin
+# `setattr(m, "WIN", 1)`, a namespace written through, or a patcher's `.setattr` at a module's
+# top level (indented, in a fixture or a test, it runs after collection has evaluated every
+# skip decorator: click's `monkeypatch.setattr(click._termui_impl, "WIN", True)`).
+_INDIRECT = re.compile(
+    r"(?<![\w.])setattr\s*\(|^\S.*\.setattr\s*\(|__dict__|\bglobals\s*\(|\bvars\s*\("
+)
+
+
+def flags(trees: TreeView | None, side: Side, path: str, text: str | None) -> Names:
+    """What the bare names of the module at `path` (its text `text`, on `side`) stand for."""
+    module = _parse(text) if trees is not None and path.endswith(".py") else None
+
+    @cache
+    def resolve(name: str) -> ast.expr | None:
+        if trees is None or module is None or not _ONE_NAME.match(name):
+            return None
+        return _resolve(trees, side, path, module, name)
+
+    return resolve
+
+
+def _resolve(
+    trees: TreeView, side: Side, path: str, module: ast.Module, name: str
+) -> ast.expr | None:
+    statement = _only_binding(module, name)
+    if statement is None:
+        return None
+    if not isinstance(statement, ast.ImportFrom):
+        value, original = statement.value, name
+    else:
+        original = next(a.name for a in statement.names if (a.asname or a.name) == name)
+        where = _defining_module(trees, side, path, statement, original)
+        if where is None:
+            return None
+        definition = _only_binding(_parse(trees.text(side, where)), original)
+        if definition is None or isinstance(definition, ast.ImportFrom):
+            return None
+        value = definition.value
+    if value is None or _rebound(trees, side, {name, original}):
+        return None
+    return value
+
+
+def _parse(text: str | None) -> ast.Module | None:
+    if text is None or len(text) > _MAX_CHARS:
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _only_binding(
+    module: ast.Module | None, name: str
+) -> ast.Assign | ast.AnnAssign | ast.ImportFrom | None:
+    """The one statement of the module's top level that binds `name`, when nothing else in
+    the module binds it."""
+    if module is None or _binds(module, name) != 1:
+        return None
+    for statement in module.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name) and target.id == name:
+                return statement
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            if isinstance(statement.target, ast.Name) and statement.target.id == name:
+                return statement
+        elif isinstance(statement, ast.ImportFrom) and any(
+            (a.asname or a.name) == name for a in statement.names
+        ):
+            return statement
+    return None
+
+
+def _binds(module: ast.Module, name: str) -> int:
+    """How many times the module binds `name`, at any depth; a star import may bind anything."""
+    count = 0
+    for node in ast.walk(module):
+        if isinstance(node, ast.alias):
+            if node.name == "*":
+                return 2
+            count += (node.asname or node.name.split(".")[0]) == name
+        elif isinstance(node, ast.Name):
+            count += node.id == name and not isinstance(node.ctx, ast.Load)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            count += node.name == name
+        elif isinstance(node, ast.arg):
+            count += node.arg == name
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            count += name in node.names
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+            count += node.name == name
+        elif isinstance(node, ast.MatchMapping):
+            count += node.rest == name
+    return count
+
+
+def _defining_module(
+    trees: TreeView, side: Side, path: str, statement: ast.ImportFrom, name: str
+) -> str | None:
+    """The one file of the tree that `from <module> import name` reads `name` from."""
+    parts = statement.module.split(".") if statement.module else []
+    if statement.level:
+        directory = posixpath.dirname(path)
+        for _ in range(statement.level - 1):
+            directory = posixpath.dirname(directory)
+        if not parts:
+            return None
+        stem = posixpath.join(directory, *parts)
+        found = [c for c in (f"{stem}.py", f"{stem}/__init__.py") if trees.text(side, c)]
+        return found[0] if len(found) == 1 else None
+    if not parts:
+        return None
+    stem = "/".join(parts)
+    endings = (f"{stem}.py", f"{stem}/__init__.py")
+    files = {
+        hit.path
+        for hit in trees.search(side, [name])
+        if hit.path in endings or hit.path.endswith(tuple("/" + e for e in endings))
+    }
+    return files.pop() if len(files) == 1 else None
+
+
+def _rebound(trees: TreeView, side: Side, names: set[str]) -> bool:
+    """Whether some line of code in the tree may assign one of `names` as a module attribute."""
+    attribute = re.compile(
+        # `m.WIN = 1`, `m.WIN: bool = 1`, `m.WIN |= 1` (and, erring, `m.WIN >= 1`).
+        r"\.\s*(?:"
+        + "|".join(map(re.escape, sorted(names)))
+        + r")\s*(?::[^=]*)?[-+*/%&|^@<>!]*=(?!=)"
+    )
+    return any(
+        attribute.search(hit.text) or _INDIRECT.search(hit.text)
+        for hit in trees.search(side, names)
+    )
