@@ -18,6 +18,14 @@ Which aliases a side of a file has is read from that side's whole file when the 
 hand, else from the lines the change shows of it. The change's lines and the whole files are
 rewritten alike (`test(` for `testOrSkipOnWindows(` at the start of a line), so every part of
 the rule reads the same text.
+
+The same choice written in place, `(cond ? it.skip : it)('name', ...)` (koa's socket-error
+test, skipped on Node 18), is read alike: as the plain `it(` when the condition picks it on
+Linux, else as the conditional skip it is, `it.skipIf(cond)(` (`it.skipIf(!(cond))(` when the
+skip is the second choice), which `app.guards.suite` reads as a test that runs and
+`app.guards.test_tamper` as a skip marker whose condition may hold. Before, such a line was
+no test at all: turning `it('name', ...)` into it was reported as the test removed (even on a
+Windows-only condition), and deleting it was not reported.
 """
 
 from __future__ import annotations
@@ -42,6 +50,11 @@ _ASSIGNED = r"(?<![\w$.])(?:{name})\s*=(?!=)"
 # A line that may call an alias as a test: `name(` then a quoted name, or the end of the line.
 _CALL = re.compile(r"^\s*(?P<n>[A-Za-z_$][\w$]*)\s*\(\s*(?:['\"`]|$)")
 _FUNCTIONS = frozenset({"it", "test", "describe", "context", "specify", "suite"})
+# The choice written in place, called at the start of a line: `(cond ? it.skip : it)(`.
+_INLINE = re.compile(
+    rf"^(?P<lead>\s*)\(\s*(?P<cond>[^?]+?)\s*\?\s*(?P<yes>{_FUNCTION}(?:\.skip)?)\s*:\s*"
+    rf"(?P<no>{_FUNCTION}(?:\.skip)?)\s*\)\s*\("
+)
 
 
 def linux_aliases(lines: Iterable[str]) -> dict[str, str]:
@@ -79,7 +92,11 @@ def _plain_on_linux(condition: str, yes: str, no: str) -> str | None:
 
 
 def rewrite(text: str, aliases: Mapping[str, str]) -> str:
-    """`text` with a call of an alias at the start of the line spelled as its function."""
+    """`text` with a call of an alias at the start of the line spelled as its function, and
+    an inline choice between a test function and its `.skip` spelled as what it is on Linux."""
+    inline = _INLINE.match(text)
+    if inline is not None:
+        return _rewrite_inline(text, inline)
     match = _CALL.match(text)
     if match is None or match["n"] not in aliases:
         return text
@@ -87,13 +104,33 @@ def rewrite(text: str, aliases: Mapping[str, str]) -> str:
     return text[:start] + aliases[match["n"]] + text[end:]
 
 
+def _rewrite_inline(text: str, match: re.Match[str]) -> str:
+    """`(cond ? it.skip : it)(` as `it(` when Linux runs the plain function, else as
+    `it.skipIf(cond)(`, or `it.skipIf(!(cond))(` for `(cond ? it : it.skip)(`; left as it
+    is when the two choices are not one function and its `.skip`."""
+    condition, yes, no = match["cond"], match["yes"], match["no"]
+    plain, skip = sorted((yes, no), key=len)
+    if skip != f"{plain}.skip":
+        return text
+    if _plain_on_linux(condition, yes, no) is not None:
+        spelled = f"{plain}("
+    else:
+        skipped_when = condition if yes == skip else f"!({condition})"
+        spelled = f"{plain}.skipIf({skipped_when})("
+    return match["lead"] + spelled + text[match.end() :]
+
+
 def _candidate(path: str | None) -> bool:
     return path is not None and bool(_JS.search(path)) and is_test_path(path)
 
 
 def _calls(lines: Sequence[Line]) -> bool:
-    """Whether any line calls, as a test would be defined, a name that is no test function."""
-    return any((m := _CALL.match(line.text)) and m["n"] not in _FUNCTIONS for line in lines)
+    """Whether any line calls, as a test would be defined, a name that is no test function,
+    or an inline choice of one."""
+    return any(
+        ((m := _CALL.match(line.text)) and m["n"] not in _FUNCTIONS) or _INLINE.match(line.text)
+        for line in lines
+    )
 
 
 class AliasedTrees:
@@ -110,10 +147,11 @@ class AliasedTrees:
         text = self._trees.text(side, path)
         if text is None or not _candidate(path):
             return text
-        aliases = linux_aliases(text.split("\n"))
-        if not aliases:
+        lines = text.split("\n")
+        aliases = linux_aliases(lines)
+        if not aliases and not any(_INLINE.match(line) for line in lines):
             return text
-        return "\n".join(rewrite(line, aliases) for line in text.split("\n"))
+        return "\n".join(rewrite(line, aliases) for line in lines)
 
     def search(self, side: Side, words: Collection[str]) -> list[Hit]:
         return self._trees.search(side, words)
@@ -151,7 +189,7 @@ def with_linux_aliases(
                 aliases = aliased.aliases(side, path)
             else:
                 aliases = linux_aliases(line.text for line in block)
-            if aliases:
+            if aliases or any(_INLINE.match(line.text) for line in block):
                 lines[side] = tuple(
                     dataclasses.replace(line, text=rewrite(line.text, aliases)) for line in block
                 )

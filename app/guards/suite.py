@@ -38,7 +38,8 @@ _DEFINITIONS = tuple(
     for pattern in (
         r"^\s*(?:async\s+)?def\s+(?P<n>test\w*)\s*\(",
         r"^\s*class\s+(?P<n>Test\w*)\s*[(:]",
-        r"^\s*(?:it|test|describe|context|specify|suite)(?:\.(?:skip|only|each\([^)]*\)))?\s*"
+        r"^\s*(?:it|test|describe|context|specify|suite)"
+        r"(?:\.(?:skip|only|each\([^)]*\)|(?:skipIf|runIf)\(.*?\)))?\s*"
         r"\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
         r"^\s*(?:x|f)(?:it|test|describe|context|specify)\s*\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
         r"^func\s+(?P<n>(?:Test|Benchmark|Fuzz|Example)\w*)\s*\(",
@@ -53,7 +54,8 @@ _PYTHON_DEFINITIONS = _DEFINITIONS[:2]
 # A JavaScript test call whose name starts the next line, as Prettier lays out a call too long
 # for one line (`test.each([...])(` then `'name',`): the header, and the line with the name.
 _SPLIT_HEADER = re.compile(
-    r"^\s*(?:(?:it|test|describe|context|specify|suite)(?:\.(?:skip|only|each\([^)]*\)))?"
+    r"^\s*(?:(?:it|test|describe|context|specify|suite)"
+    r"(?:\.(?:skip|only|each\([^)]*\)|(?:skipIf|runIf)\(.*\)))?"
     r"|(?:x|f)(?:it|test|describe|context|specify))\s*\(\s*$"
 )
 _NAME_LINE = re.compile(r"^\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)\s*,")
@@ -61,6 +63,14 @@ _NAME_LINE = re.compile(r"^\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)\s*,")
 DEFINING_SKIP = re.compile(
     r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.skip\s*\("
     r"|(?<![\w.$])x(?:it|test|describe|context|specify)\s*\("
+)
+# A test skipped on a condition, which is a definition too: vitest's `it.skipIf(cond)("name",
+# ...)` and `it.runIf(cond)(...)`, and the inline `(cond ? it.skip : it)("name", ...)`, which
+# `app.guards.aliases` spells that way. Not skipped anyway: where the condition does not hold
+# the test runs, so removing it removes a test.
+CONDITIONAL_SKIP = re.compile(
+    r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.(?P<how>skipIf|runIf)\s*"
+    r"\((?P<cond>.*?)\)\s*\(\s*(?:['\"`]|$)"
 )
 # Decorators and attributes that skip a test whatever the platform or version.
 _UNCONDITIONAL_SKIP = re.compile(

@@ -72,11 +72,13 @@ from app.guards.relocations import Relocations, relocate
 from app.guards.skip_conditions import (
     Floor,
     body_skip_elsewhere_only,
+    condition_false_on_linux,
     decorator_skips_elsewhere_only,
     supported_python,
 )
 from app.guards.subjects import Exemptions
 from app.guards.suite import (
+    CONDITIONAL_SKIP,
     DEFINING_SKIP,
     Definition,
     containers,
@@ -111,7 +113,8 @@ _BODY_MARKERS = re.compile(
 _RUBY_BODY_MARKERS = re.compile(r"^\s*(skip|pending)(\s*\(|\s+['\"]|\s*$)")
 # A skipped suite: every test inside it is skipped.
 _SUITE_SKIP = re.compile(
-    r"(?<![\w.$])(?:describe|context|suite)\.skip\s*\(|(?<![\w.$])x(?:describe|context)\s*\("
+    r"(?<![\w.$])(?:describe|context|suite)\.(?:skip|skipIf|runIf)\s*\("
+    r"|(?<![\w.$])x(?:describe|context)\s*\("
 )
 _MODULE_MARKERS = re.compile(r"^\s*pytestmark\s*=.*\b(skip|skipif|xfail)\b")
 _NARROWING = re.compile(
@@ -345,6 +348,8 @@ def _skip_kind(text: str, path: str) -> str | None:
         return "module"
     if DEFINING_SKIP.search(text):
         return "defining"
+    if CONDITIONAL_SKIP.search(text):
+        return "conditional"
     if _DECORATOR_MARKERS.search(text):
         return "decorator"
     if _BODY_MARKERS.search(text) or (path.endswith(".rb") and _RUBY_BODY_MARKERS.search(text)):
@@ -375,7 +380,20 @@ def _elsewhere_only(
 ) -> bool:
     if kind in ("module", "decorator"):
         return decorator_skips_elsewhere_only(lines, index, floor, names)
+    if kind == "conditional":
+        return _conditional_elsewhere_only(lines[index].text)
     return kind == "body" and body_skip_elsewhere_only(lines, index, names)
+
+
+def _conditional_elsewhere_only(text: str) -> bool:
+    """Whether a conditional skip (`it.skipIf(cond)(...)`, `it.runIf(cond)(...)`) skips only
+    off Linux: its condition, read as in `app.guards.skip_conditions`, is false on Linux for
+    `skipIf`, true for `runIf`."""
+    match = CONDITIONAL_SKIP.search(text)
+    if match is None:
+        return False
+    condition = match["cond"] if match["how"] == "skipIf" else f"!({match['cond']})"
+    return condition_false_on_linux(condition)
 
 
 def _new_skips(
@@ -403,14 +421,14 @@ def _new_skips(
             if not new_file or existed & set(inner.get(0, ())):
                 found.append(Tamper(change.path, line.number, "module-wide skip marker added"))
             continue
-        if kind == "defining":
+        if kind in ("defining", "conditional"):
             header: int | None = line.number if definition_name_at(added, index) else None
         elif kind == "decorator":
             header = _header_after(added, index)
         else:
             header = _header_before(added, index)
         names = {_name_at(added, header) or ""} | set(inner.get(header or -1, ()))
-        if kind == "defining" and _SUITE_SKIP.search(line.text):
+        if kind in ("defining", "conditional") and _SUITE_SKIP.search(line.text):
             # Where a JavaScript suite ends is read from indentation, which code need not
             # follow: a skipped suite is taken to hold every test after it in the run.
             names |= _names_after(added, index)
