@@ -6,6 +6,11 @@ blobs and comparing them here leaves a committed attribute nothing to change.
 
 The comparison is a classic line diff, as git and GitHub show it (a moved block counts as
 removed and added): a common prefix and suffix are matched first, then difflib aligns the rest.
+A run of lines only added (or only removed) that could as well sit lower, because the lines after
+it repeat its first ones (the `}` and blank line closing the function above a new one), is slid
+down as far as they do, as git slides it: the new function's lines are then the ones added, from
+its header to its own closing `}`, not the `}` above it down to its last statement. The same
+lines are added or removed either way, only which copy of a repeated line is.
 When that middle part is too large for difflib's worst case, the lines are matched by content
 instead (a line is removed when its content occurs fewer times in the new file than in the old
 one); that count never exceeds the classic one, and no edit can hide from it.
@@ -86,15 +91,40 @@ def _compare(
     matcher = SequenceMatcher(
         None, old_mid, new_mid, autojunk=len(old_mid) * len(new_mid) > _EXACT_LIMIT
     )
+    opcodes = [
+        (tag, prefix + i1, prefix + i2, prefix + j1, prefix + j2)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    ]
     added: list[tuple[int, bytes]] = []
     removed: list[tuple[int, bytes, int]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for position, (tag, i1, i2, j1, j2) in enumerate(opcodes):
         if tag == "equal":
             continue
-        anchor = min(prefix + j1 + 1, last_new_line)
-        removed.extend((prefix + i + 1, old_mid[i], anchor) for i in range(i1, i2))
-        added.extend((prefix + j + 1, new_mid[j]) for j in range(j1, j2))
+        following = opcodes[position + 1 :]
+        if not following or following[0][0] == "equal":
+            # The equal lines after the run: the rest of the middle's equal block, then the
+            # common suffix (a run slides through both, never into the next change).
+            room = following[0][2] - following[0][1] if following else 0
+            room += suffix if len(following) <= 1 else 0
+            if i1 == i2:
+                shift = _slide(new, j1, j2, room)
+                i1, i2, j1, j2 = i1 + shift, i2 + shift, j1 + shift, j2 + shift
+            elif j1 == j2:
+                shift = _slide(old, i1, i2, room)
+                i1, i2, j1, j2 = i1 + shift, i2 + shift, j1 + shift, j2 + shift
+        anchor = min(j1 + 1, last_new_line)
+        removed.extend((i + 1, old[i], anchor) for i in range(i1, i2))
+        added.extend((j + 1, new[j]) for j in range(j1, j2))
     return added, removed
+
+
+def _slide(lines: list[bytes], start: int, end: int, room: int) -> int:
+    """How far the run `lines[start:end]`, followed by `room` unchanged lines, can move down
+    and still say the same: as long as the line after it repeats its first line."""
+    shift = 0
+    while shift < room and end + shift < len(lines) and lines[start + shift] == lines[end + shift]:
+        shift += 1
+    return shift
 
 
 def _by_content(

@@ -251,7 +251,7 @@ describe('redirect', function () {
 
 
 def test_the_last_tests_of_suites_reverted_in_javascript_pass(repo: GitRepo):
-    """The line diff shows the `});` above the second removed test deleted and the test's own
+    """A diff may show the `});` above the second removed test deleted and the test's own
     kept: the test is still wholly deleted, in an equally valid reading of the same diff."""
     repo.write("README.md", "x\n")
     repo.write("lib/index.js", LIB)
@@ -267,5 +267,5 @@ def test_the_last_tests_of_suites_reverted_in_javascript_pass(repo: GitRepo):
     repo.write("test/lib.spec.js", SPEC)
     assert findings(repo, base, repo.commit("drop the tests")) == [
         "test/lib.spec.js:7 test 'rejects back' removed",
-        "test/lib.spec.js:12 test 'rejects back' removed",
+        "test/lib.spec.js:13 test 'rejects back' removed",
     ]
