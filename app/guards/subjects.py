@@ -207,7 +207,7 @@ class Exemptions:
         end = block_end(lines, position, python=_is_python(path))
         block = {n + 1 for n in range(position, end) if lines[n].strip()}
         deleted = {line.number for line in change.removed}
-        if not any(block <= alignment for alignment in _alignments(lines, deleted)):
+        if not any(block <= alignment for alignment in alignments(lines, deleted)):
             return None
         return lines
 
@@ -497,10 +497,12 @@ def _body_after(change: FileChange, header: Line) -> list[str]:
     return run[1:end]
 
 
-def _alignments(lines: Sequence[str], deleted: set[int]) -> list[set[int]]:
+def alignments(lines: Sequence[str], deleted: set[int]) -> list[set[int]]:
     """The deleted line numbers as the diff shows them, and as equally valid diffs would: each
     run of deleted lines slid down, or up, as far as the lines around it repeat. Deleting the
-    last test of a suite, a diff may well show the `});` above it deleted and its own kept."""
+    last test of a suite, a diff may well show the `});` above it deleted and its own kept.
+    The same holds of the added lines, against the whole new side (`app.guards.test_tamper`:
+    a new decorated test inserted above a test with the same decorator)."""
     runs: list[tuple[int, int]] = []
     for number in sorted(deleted):
         if runs and number == runs[-1][1] + 1:

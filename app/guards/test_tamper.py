@@ -25,7 +25,14 @@ Reported:
   project supports (`requires-python` at the base). A condition cut short by the diff is read
   whole from the file, when the trees are at hand;
 - focused tests (`it.only`, `fit`), which skip every other test;
-- pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`).
+- pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`,
+  `collect_ignore`). A conftest.py's `collect_ignore` is keyed by the paths it lists,
+  resolved from its folder; ignoring a file the change adds, that no test moved into,
+  narrows nothing.
+
+Which skip lines are new is read as any equally valid diff would show it (each run of added
+lines slid as far as the lines around it repeat); a skip in a function that is not a test (a
+fixture, a hook, a helper) is not in the test above it, and is reported where its file existed.
 
 Not reported: brand-new tests, even skipped ones, in a new file or an existing one; a test
 file only added to; a test renamed, moved to another collected test file, or folded into a
@@ -57,6 +64,7 @@ removed, when (see `app.guards.subjects` for the exact conditions):
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -76,7 +84,7 @@ from app.guards.skip_conditions import (
     decorator_skips_elsewhere_only,
     supported_python,
 )
-from app.guards.subjects import Exemptions
+from app.guards.subjects import Exemptions, alignments
 from app.guards.suite import (
     CONDITIONAL_SKIP,
     DEFINING_SKIP,
@@ -85,7 +93,9 @@ from app.guards.suite import (
     definition_name,
     definition_name_at,
     definitions,
+    indent,
     is_assertion,
+    is_conftest,
     is_test_module,
     is_test_path,
 )
@@ -130,6 +140,14 @@ _KEYWORD_OPTION = re.compile(
     r"(?:^|(?<=\s))-k(?:\s*=\s*|\s+)(?:(?P<quote>['\"])(?P<quoted>not\b.*?)(?P=quote)"
     r"|(?P<bare>not\b[^\s'\",\]]*))"
 )
+# A conftest.py line listing paths to ignore: `collect_ignore = ["a.py"]`,
+# `collect_ignore.extend(["a.py"])`, `collect_ignore.append("a.py")`, `collect_ignore += [...]`.
+_COLLECT_IGNORE = re.compile(
+    r"^\s*(?P<kind>collect_ignore(?:_glob)?)\s*(?:\+?=|\.(?:extend|append)\s*\()(?P<rest>.*)$"
+)
+_STRINGS = re.compile(r"(?P<q>['\"])([^'\"\\]*)(?P=q)")
+# A function that may enclose a skip: Python's `def`, Go's `func`.
+_FUNCTION = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\(|^func\b")
 _LINE_COMMENT = re.compile(r"^(#|//)\s*")
 # The `c`/`m` of `.cjs`, `.mjs`, `.cts`, `.mts`: CommonJS or ES module, the same language.
 _MODULE_FORMAT = re.compile(r"^[cm](?=[jt]s$)")
@@ -152,6 +170,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     travelled = travelled_skips(
         files, moves.continuations, lambda text, path: bool(_skip_kind(text, path))
     )
+    fresh = _fresh_files(files, moves)
     found: list[Tamper] = []
     for index, change in enumerate(files):
         found.extend(_deleted_or_moved(index, change, moves, exemptions))
@@ -163,8 +182,27 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor)
-            found.extend(_markers(change, existed, sides, travelled.get(index)))
+            found.extend(_markers(change, existed, sides, travelled.get(index), fresh))
     return found + _lost_assertions(files, moves)
+
+
+def _fresh_files(files: Sequence[FileChange], moves: Relocations) -> frozenset[str]:
+    """Files the change adds (not renamed or copied) that no test moved into: whatever they
+    hold is new, so ignoring them at collection hides nothing that ran before. None when a
+    removed test went on by neither name nor body (nor was set aside): new tests elsewhere
+    may then stand in for it, and one standing in must not be hidden."""
+    went_on = {(c.old_file, c.old.line.number) for c in moves.continuations}
+    went_on |= {(i, d.line.number) for i, defs in moves.exempt.items() for d in defs}
+    removed = {(i, d.line.number) for i, defs in moves.removed.items() for d in defs}
+    if removed - went_on:
+        return frozenset()
+    carried = {index for index, _ in moves.carried}
+    carried |= {continuation.new_file for continuation in moves.continuations}
+    return frozenset(
+        change.new_path
+        for index, change in enumerate(files)
+        if change.status == "added" and change.new_path is not None and index not in carried
+    )
 
 
 def _lost_assertions(files: Sequence[FileChange], moves: Relocations) -> list[Tamper]:
@@ -289,22 +327,36 @@ class _Sides:
 
 
 def _markers(
-    change: FileChange, existed: set[str], sides: _Sides, travelled: Travelled | None
+    change: FileChange,
+    existed: set[str],
+    sides: _Sides,
+    travelled: Travelled | None,
+    fresh: frozenset[str] = frozenset(),
 ) -> list[Tamper]:
     found: list[Tamper] = []
     config = bool(_PYTEST_CONFIG.search(change.path))
-    # Restating a narrowing that was already there (a reformatted `addopts`) narrows nothing.
-    before = Counter(item for line in change.removed for item in _narrowings(line.text))
+    # Restating a narrowing that was already there (a reformatted `addopts`, a conftest.py
+    # moved with its `collect_ignore`) narrows nothing.
+    old = change.old_path or ""
+    before = Counter(item for line in change.removed for item in _narrowings(line.text, old))
+    # Ignoring a file the change adds, with nothing moved into it, hides no test that ran.
+    before.update({f"collect_ignore {path}": 1 for path in fresh})
     for line in change.added:
         if _FOCUS_MARKERS.search(line.text):
             found.append(Tamper(change.path, line.number, "focused test added (skips others)"))
-        elif config and _NARROWING.search(line.text) and _new_narrowing(line.text, before):
+        elif config and _NARROWING.search(line.text) and _new_narrowing(line, change, before):
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
     arrived: set[int] = travelled.arrived if travelled else set()
     # A new file's own new tests hid nothing that ran before, skipped or not; a test moved
     # into it did run, and a skip added on the way hides it.
     new_file = change.status in ("added", "copied")
-    skips = _new_skips(change, existed, sides, arrived, new_file=new_file)
+    skips = min(
+        (
+            _new_skips(change, added, existed, sides, arrived, new_file=new_file)
+            for added in _added_alignments(change, sides)
+        ),
+        key=len,
+    )
     if new_file:
         return found + skips
     # A skip reworded or reformatted replaces one that was there: only net new skips count.
@@ -315,12 +367,16 @@ def _markers(
     return found + skips[already:]
 
 
-def _narrowings(text: str) -> list[str]:
+def _narrowings(text: str, path: str) -> list[str]:
     """What a line narrows collection by: each `--ignore`/`--deselect` option with its target,
-    each `-k "not ..."` with its expression; for the other forms (`collect_ignore = [...]`,
-    `norecursedirs`, a `-k` we cannot read) the line."""
+    each `-k "not ..."` with its expression, each path a conftest.py's `collect_ignore` line
+    lists (resolved from the conftest's folder, as pytest does); for the other forms
+    (`norecursedirs`, a `collect_ignore` line without a path, a `-k` we cannot read) the line."""
     if not _NARROWING.search(text):
         return []
+    ignored = _ignored_paths(text, path)
+    if ignored:
+        return ignored
     options = [f"{m['option']} {m['target']}" for m in _NARROWING_OPTION.finditer(text)]
     rest = _NARROWING_OPTION.sub("", text)
     # A `-k` expression is what narrows, not the line around it: appending `-n auto` to a
@@ -333,9 +389,24 @@ def _narrowings(text: str) -> list[str]:
     return options
 
 
-def _new_narrowing(text: str, before: Counter[str]) -> bool:
+def _ignored_paths(text: str, path: str) -> list[str]:
+    """`collect_ignore.extend(["test_a.py"])` in `tests/conftest.py`: the paths it ignores,
+    relative to the repository (`collect_ignore tests/test_a.py`); empty for any other line,
+    or one whose ignore list we cannot read in full (no string, or anything else in it)."""
+    match = _COLLECT_IGNORE.search(text)
+    if match is None or not is_conftest(path):
+        return []
+    listed = _STRINGS.findall(match["rest"])
+    if not listed or _STRINGS.sub("", match["rest"]).strip(" \t,[]()") != "":
+        return []
+    folder = posixpath.dirname(path)
+    kind = match["kind"]
+    return [f"{kind} {posixpath.normpath(posixpath.join(folder, p))}" for _, p in listed]
+
+
+def _new_narrowing(line: Line, change: FileChange, before: Counter[str]) -> bool:
     new = False
-    for item in _narrowings(text):
+    for item in _narrowings(line.text, change.new_path or change.path):
         if before[item] > 0:
             before[item] -= 1
         else:
@@ -396,8 +467,31 @@ def _conditional_elsewhere_only(text: str) -> bool:
     return condition_false_on_linux(condition)
 
 
+def _added_alignments(change: FileChange, sides: _Sides) -> list[list[Line]]:
+    """The added lines as the diff shows them and, read from the whole new file, as equally
+    valid diffs would show them: each run slid down or up as far as the lines around it
+    repeat (`app.guards.subjects.alignments`). A new test inserted above an old one, both
+    under the same `@pytest.mark.skipif(`, may be shown as the old test's decorator added
+    and the new test's kept; the new file is the same either way, and which of its skip
+    lines is new is the alignment's choice, not the change's."""
+    shown = list(change.added)
+    if not any(_skip_kind(line.text, change.path) for line in shown):
+        return [shown]
+    whole = sides.whole("head")
+    if whole is None or any(
+        not 0 < line.number <= len(whole) or whole[line.number - 1].text != line.text
+        for line in shown
+    ):
+        return [shown]
+    texts = [line.text for line in whole]
+    numbers = {line.number for line in shown}
+    slid = [sorted(other) for other in alignments(texts, numbers)[1:] if other != numbers]
+    return [shown, *([whole[n - 1] for n in other] for other in slid)]
+
+
 def _new_skips(
     change: FileChange,
+    added: list[Line],
     existed: set[str],
     sides: _Sides,
     arrived: set[int],
@@ -407,12 +501,12 @@ def _new_skips(
     """Skip markers added to tests that existed before (or that carry on a removed one). A
     skip on a suite skips the tests inside it. In a new file, only skips on tests that came
     from elsewhere count; `arrived` are skip lines that came along with their test."""
-    added = list(change.added)
     kinds = list(_skip_kinds(added, sides, "head"))
     if not any(kinds):
         return []
     inner = _inner_names(added, change.new_line_count)
     found: list[Tamper] = []
+    helper = False
     for index, kind in enumerate(kinds):
         line = added[index]
         if kind is None or line.number in arrived:
@@ -426,14 +520,16 @@ def _new_skips(
         elif kind == "decorator":
             header = _header_after(added, index)
         else:
-            header = _header_before(added, index)
+            header, helper = _header_before(added, index)
         names = {_name_at(added, header) or ""} | set(inner.get(header or -1, ()))
         if kind in ("defining", "conditional") and _SUITE_SKIP.search(line.text):
             # Where a JavaScript suite ends is read from indentation, which code need not
             # follow: a skipped suite is taken to hold every test after it in the run.
             names |= _names_after(added, index)
         if (header is None and not new_file) or existed & names:
-            where = "inside a test" if kind == "body" else "to a test"
+            where = "to a test" if kind != "body" else "inside a test"
+            if kind == "body" and header is None and helper:
+                where = "inside a fixture or helper"
             found.append(Tamper(change.path, line.number, f"skip marker added {where}"))
     return found
 
@@ -477,11 +573,23 @@ def _header_after(block: Sequence[Line], index: int) -> int | None:
     return None
 
 
-def _header_before(block: Sequence[Line], index: int) -> int | None:
-    """The header line of the test whose (added) header precedes this line in the same run."""
+def _header_before(block: Sequence[Line], index: int) -> tuple[int | None, bool]:
+    """The header line of the test whose (added) header precedes this line in the same run,
+    if any, and whether a function that is not a test (a fixture, a hook, a helper: a Python
+    `def`, a Go `func`) encloses the line first. A skip in such a function is not in the test
+    above it, even a new one: it skips whatever test uses the function (every one, for an
+    autouse fixture), unless the function is itself nested in a test, which then holds it."""
+    # Indentation below which an enclosing test must start, once a function encloses the line.
+    enclosed: int | None = None
     for position in range(index - 1, -1, -1):
         if block[position].number != block[position + 1].number - 1:
-            return None
+            return None, enclosed is not None
+        text = block[position].text
         if definition_name_at(block, position) is not None:
-            return block[position].number
-    return None
+            if enclosed is None or indent(text) < enclosed:
+                return block[position].number, False
+        elif _FUNCTION.match(text) and indent(text) < (
+            indent(block[index].text) if enclosed is None else enclosed
+        ):
+            enclosed = indent(text)
+    return None, enclosed is not None

@@ -1,0 +1,200 @@
+"""`test-tamper` on three readings that used to be imprecise, each next to the tampering it must
+still catch. Real rule, real git.
+
+- A conftest.py's `collect_ignore` names paths relative to the conftest's folder: moved with its
+  conftest and restated for the new folder, it ignores the same file and narrows nothing; an
+  ignore of a file the change adds, with no test moved into it, hides nothing that ran.
+- The added lines of a file may be read as any equally valid diff would show them: a new test
+  inserted above an old one, both under the same `@pytest.mark.skipif(`, is not the old test's
+  skip added.
+- A skip in the body of a function that is not a test (a fixture, a helper) is not in the test
+  defined above it, even a new one.
+"""
+
+from __future__ import annotations
+
+from tests.guards.conftest import GitRepo, tamper
+
+FIXTURES = "".join(
+    f"@pytest.fixture(name={name!r}, params=(True, False))\ndef _{name}(request):\n"
+    "    return request.param\n\n\n"
+    for name in ("slots", "frozen", "weakref", "cache")
+)
+CONFTEST = (
+    "import pytest\n\nfrom attr._compat import PY_3_10_PLUS\n\n\n"
+    + FIXTURES
+    + "collect_ignore = []\n"
+    "if not PY_3_10_PLUS:\n"
+    '    collect_ignore.extend(["tests/test_pattern_matching.py"])\n'
+)
+PATTERN_TESTS = "def test_match():\n    assert True\n"
+OTHER_TESTS = "def test_other():\n    assert True\n"
+
+
+def _base() -> dict[str, str]:
+    return {
+        "conftest.py": CONFTEST,
+        "tests/test_pattern_matching.py": PATTERN_TESTS,
+        "tests/test_other.py": OTHER_TESTS,
+    }
+
+
+def test_a_conftest_moved_with_its_ignore_restated_passes(repo: GitRepo):
+    # attrs moved its conftest.py into tests/, the ignored path now relative to it.
+    def change(r: GitRepo) -> None:
+        r.move("conftest.py", "tests/conftest.py")
+        r.write("tests/conftest.py", CONFTEST.replace("tests/test_pattern", "test_pattern"))
+
+    assert tamper(repo, _base(), change) == []
+
+
+def test_ignoring_a_file_the_change_adds_passes(repo: GitRepo):
+    def change(r: GitRepo) -> None:
+        r.write("tests/test_forward_refs.py", "def test_forward():\n    assert True\n")
+        r.write(
+            "conftest.py",
+            CONFTEST
+            + 'if not PY_3_14_PLUS:\n    collect_ignore.append("tests/test_forward_refs.py")\n',
+        )
+
+    assert tamper(repo, _base(), change) == []
+
+
+def test_a_moved_conftest_that_ignores_another_file_is_tampering(repo: GitRepo):
+    # Relative to tests/, `test_other.py` is tests/test_other.py: not the file ignored before.
+    def change(r: GitRepo) -> None:
+        r.move("conftest.py", "tests/conftest.py")
+        r.write("tests/conftest.py", CONFTEST.replace("tests/test_pattern_matching", "test_other"))
+
+    found = tamper(repo, _base(), change)
+    assert found == ["tests/conftest.py:28 test collection narrowed"]
+
+
+def test_an_unmoved_conftest_restating_a_path_from_another_folder_is_tampering(repo: GitRepo):
+    # The root conftest.py now says `test_pattern_matching.py`: a file that is not there.
+    # Read as the line, a new path is a new narrowing.
+    def change(r: GitRepo) -> None:
+        r.write("conftest.py", CONFTEST.replace("tests/test_pattern_matching", "test_other"))
+
+    found = tamper(repo, _base(), change)
+    assert found == ["conftest.py:28 test collection narrowed"]
+
+
+def test_ignoring_an_existing_test_file_is_tampering(repo: GitRepo):
+    def change(r: GitRepo) -> None:
+        r.write("conftest.py", CONFTEST + 'collect_ignore.append("tests/test_other.py")\n')
+
+    found = tamper(repo, _base(), change)
+    assert found == ["conftest.py:29 test collection narrowed"]
+
+
+def test_ignoring_a_new_file_that_tests_moved_into_is_tampering(repo: GitRepo):
+    def change(r: GitRepo) -> None:
+        r.remove("tests/test_other.py")
+        r.write("tests/test_moved.py", OTHER_TESTS + "\n\ndef test_new():\n    assert 1\n")
+        r.write("conftest.py", CONFTEST + 'collect_ignore.append("tests/test_moved.py")\n')
+
+    found = tamper(repo, _base(), change)
+    assert found == ["conftest.py:29 test collection narrowed"]
+
+
+def test_ignoring_a_new_file_while_a_test_goes_is_tampering(repo: GitRepo):
+    # The new file's test may stand in for the one removed: hiding it is not free.
+    def change(r: GitRepo) -> None:
+        r.write("tests/test_other.py", "def test_kept():\n    assert 2\n")
+        r.write("tests/test_new.py", "def test_new():\n    assert 3\n")
+        r.write("conftest.py", CONFTEST + 'collect_ignore.append("tests/test_new.py")\n')
+
+    found = tamper(repo, _base(), change)
+    assert "conftest.py:29 test collection narrowed" in found
+
+
+# -- a new skipped test above an old one with the same skip ------------------------------------
+
+TRACEBACK = """\
+import sys
+
+import pytest
+
+
+def test_plain() -> None:
+    assert True
+
+
+@pytest.mark.skipif(
+    sys.version_info.minor < 11, reason="Not applicable before Python 3.11"
+)
+def test_finely_grained() -> None:
+    assert True
+"""
+NEW_TEST = """\
+@pytest.mark.skipif(
+    sys.version_info.minor >= 11, reason="Not applicable after Python 3.11"
+)
+def test_finely_grained_missing() -> None:
+    assert None is None
+
+
+"""
+ANCHOR = "@pytest.mark.skipif(\n    sys.version_info.minor < 11"
+
+
+def test_a_new_skipped_test_inserted_above_a_test_with_the_same_skip_passes(repo: GitRepo):
+    # rich's `test_traceback_finely_grained_missing`: the diff shows the old test's
+    # `@pytest.mark.skipif(` as added and the new test's as kept.
+    after = TRACEBACK.replace(ANCHOR, NEW_TEST + ANCHOR)
+    files = {"tests/test_traceback.py": TRACEBACK}
+    assert tamper(repo, files, lambda r: r.write("tests/test_traceback.py", after)) == []
+
+
+def test_a_skip_added_to_an_old_test_next_to_a_new_skipped_test_is_tampering(repo: GitRepo):
+    plain = TRACEBACK.replace(ANCHOR, "@pytest.mark.other(\n    sys.version_info.minor < 11")
+    skipped = "@pytest.mark.skipif(sys.version_info < (3, 12), reason='x')\ndef test_plain()"
+    after = plain.replace(
+        ANCHOR.replace("skipif", "other"), NEW_TEST + ANCHOR.replace("skipif", "other")
+    )
+    after = after.replace("def test_plain()", skipped)
+    files = {"tests/test_traceback.py": plain}
+    found = tamper(repo, files, lambda r: r.write("tests/test_traceback.py", after))
+    assert found == ["tests/test_traceback.py:6 skip marker added to a test"]
+
+
+def test_a_second_copy_of_a_skip_slid_onto_an_unskipped_test_is_tampering(repo: GitRepo):
+    # The old test's marker turned into the new test's skip: no alignment keeps it old.
+    before = TRACEBACK.replace(ANCHOR, "@pytest.mark.other(\n    sys.version_info.minor < 11")
+    after = before.replace("@pytest.mark.other(", NEW_TEST + "@pytest.mark.skipif(")
+    files = {"tests/test_traceback.py": before}
+    found = tamper(repo, files, lambda r: r.write("tests/test_traceback.py", after))
+    assert [f.split(" ", 1)[1] for f in found] == ["skip marker added to a test"]
+
+
+# -- skips in functions that are not tests -----------------------------------------------------
+
+OLD_TESTS = "import pytest\n\n\ndef test_old():\n    assert 1\n"
+
+
+def test_an_autouse_fixture_that_skips_after_a_new_test_is_tampering(repo: GitRepo):
+    # Before, the skip was read as inside `test_new`, the test above it, and passed.
+    after = OLD_TESTS + (
+        "\n\ndef test_new():\n    assert 2\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef _gate():\n    pytest.skip('later')\n"
+    )
+    found = tamper(
+        repo, {"tests/test_a.py": OLD_TESTS}, lambda r: r.write("tests/test_a.py", after)
+    )
+    assert found == ["tests/test_a.py:14 skip marker added inside a fixture or helper"]
+
+
+def test_a_skip_in_a_function_nested_in_a_new_test_passes(repo: GitRepo):
+    after = OLD_TESTS + (
+        "\n\ndef test_new():\n    def check():\n        pytest.skip('later')\n\n"
+        "    check()\n    assert 2\n"
+    )
+    files = {"tests/test_a.py": OLD_TESTS}
+    assert tamper(repo, files, lambda r: r.write("tests/test_a.py", after)) == []
+
+
+def test_a_skip_in_a_new_test_passes(repo: GitRepo):
+    after = OLD_TESTS + "\n\ndef test_new():\n    if True:\n        pytest.skip('later')\n"
+    files = {"tests/test_a.py": OLD_TESTS}
+    assert tamper(repo, files, lambda r: r.write("tests/test_a.py", after)) == []
