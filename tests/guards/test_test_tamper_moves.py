@@ -165,6 +165,54 @@ def test_a_moved_test_that_lost_its_assertions_is_tampering(repo: GitRepo):
     assert found == [("tests/test_other.py", 5, "test 'test_fragment' lost all of its assertions")]
 
 
+LOCATION_SPEC = """\
+var request = require('supertest');
+
+describe('location', function () {
+  it('keeps encoded sequences', function (done) {
+    request(app())
+      .get('/')
+      .expect('Location', 'https://example.com?q=%A710')
+      .expect(200, done);
+  });
+});
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # The checking handed to a helper given `done`, one argument a line: still checked.
+        (
+            "    checkRedirect(\n      app(),\n      'https://example.com?q=%A710',\n"
+            "      done\n    );\n",
+            [],
+        ),
+        ("    checkRedirect(app(), 'https://example.com?q=%A710', done);\n", []),
+        # A timer given `done` checks nothing.
+        (
+            "    setImmediate(done);\n",
+            [("test/redirect.js", 4, "test 'keeps encoded sequences' lost all of its assertions")],
+        ),
+    ],
+)
+def test_a_javascript_test_moved_and_handed_to_a_helper_given_done(
+    repo: GitRepo, body: str, expected: list[tuple[str, int, str]]
+):
+    def change(r: GitRepo) -> None:
+        r.write("test/location.js", "describe('location', function () {\n});\n")
+        r.write(
+            "test/redirect.js",
+            "describe('redirect', function () {\n"
+            "  it('redirects', function () {});\n\n"
+            "  it('keeps encoded sequences', function (done) {\n" + body + "  });\n});\n",
+        )
+
+    redirect = "describe('redirect', function () {\n  it('redirects', function () {});\n});\n"
+    files = {"test/location.js": LOCATION_SPEC, "test/redirect.js": redirect}
+    assert tampered(repo, files, change) == expected
+
+
 GO_ARGS = """\
 package p
 
