@@ -31,7 +31,11 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    was cut out of). So a test whose own subject stays cannot be excused by deleting some
    helper it happens to call; and a test that exercises any name the change deleted but that
    lives on, renamed or elsewhere, is not excused at all.
-3. It is an exact duplicate: a test that stays in the same file, at the head, has the same
+3. Its deleted file is named after a subject that went (`creole_test.rb`, `test_legacy.py`,
+   `encrypted_cookie_spec.rb` for `EncryptedCookie`): the name the file is named after, which
+   the file uses, meets the three conditions of 2 on the name alone; the file's tests go
+   whatever else they call.
+4. It is an exact duplicate: a test that stays in the same file, at the head, has the same
    body, the same header but for its name, the same decorators and the same enclosing suite;
    or a Python test whose twin, the same function under the same name with the same imports,
    runs on in another test file the change leaves alone (`app.guards.twins`).
@@ -124,6 +128,9 @@ class Exemptions:
         for index, definition, found in pending:
             if self._subject_gone(found):
                 chosen.setdefault(index, set()).add(definition.line.number)
+        for index, defs in unmatched.items():
+            if self._file_subject_gone(index):
+                chosen.setdefault(index, set()).update(d.line.number for d in defs)
         twins = Twins(self._files, self._trees, unmatched)
         for index, defs in unmatched.items():
             taken = chosen.setdefault(index, set())
@@ -239,6 +246,28 @@ class Exemptions:
             if heads and not all(self._allowed(name, hit, subjects) for hit in heads):
                 return False
         return True
+
+    def _file_subject_gone(self, index: int) -> bool:
+        """A deleted test file named after its subject (`creole_test.rb`, `test_legacy.py`,
+        `encrypted_cookie_spec.rb` for `EncryptedCookie`) whose subject went: a distinctive
+        name the file uses, that the change deletes a definition of from source code, gone from
+        the whole head tree and not renamed. The file's tests then go with it, whatever else
+        they call on the way (an app built with a helper, a layout): which code a file is
+        about is what its name says, and that code is nowhere now."""
+        change = self._files[index]
+        if change.status != "deleted" or change.old_path is None or self._trees is None:
+            return False
+        names = [
+            name
+            for name in _file_subjects(change.old_path)
+            if name in self._removed and is_distinctive(name)
+        ]
+        text = self._trees.text("base", change.old_path) if names else None
+        if text is None:
+            return False
+        used = [n for n in names if re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", text)]
+        self._search(used)
+        return any(self._is_gone(name) for name in used)
 
     def _is_gone(self, name: str) -> bool:
         """No source file at the head provides the name, no test file or prose defines it, no
@@ -419,6 +448,27 @@ class _Shape:
             suite=lines[suite].strip() if suite is not None else "",
             suite_decorators=_decorators(lines, suite) if suite is not None else (),
         )
+
+
+_FILE_SUBJECT = (
+    re.compile(r"^test_(?P<n>\w+)\.py$"),
+    re.compile(r"^(?P<n>\w+)_(?:test|spec)\.(?:py|go|rb|exs?)$"),
+    re.compile(r"^(?P<n>[\w$]+)\.(?:test|spec)\.[cm]?[jt]sx?$"),
+    re.compile(r"^(?P<n>\w+)Tests?\.(?:java|kt|cs|swift|scala)$"),
+)
+
+
+def _file_subjects(path: str) -> list[str]:
+    """The name a test file is named after, by the runners' conventions, as it is spelled and
+    as a class would be (`encrypted_cookie_spec.rb` tests `EncryptedCookie`)."""
+    base = posixpath.basename(path)
+    for pattern in _FILE_SUBJECT:
+        match = pattern.match(base)
+        if match is not None:
+            name = match["n"]
+            camel = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+            return list(dict.fromkeys((name, camel)))
+    return []
 
 
 def _defines(hit: Hit) -> list[str]:
