@@ -105,6 +105,22 @@ _EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | frozenset({"pytest", "moc
 _MIN_NAME = 4
 
 
+# Python modules larger than this are not parsed (a bound on the work): what needs the parse
+# then finds nothing, which only makes the rules stricter.
+_MAX_MODULE_CHARS = 400_000
+
+
+def python_module(text: str | None) -> ast.Module | None:
+    """A Python file's syntax tree; None for no file, one too large, or one that does not
+    parse."""
+    if text is None or len(text) > _MAX_MODULE_CHARS:
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def is_code(path: str | None) -> bool:
     return path is not None and path.endswith(CODE_SUFFIXES)
 

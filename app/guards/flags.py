@@ -31,12 +31,12 @@ import re
 from collections.abc import Callable
 from functools import cache
 
+from app.guards.code_names import python_module
 from app.guards.trees import Side, TreeView
 
 # What a bare name stands for in a skip condition; None when that cannot be shown.
 Names = Callable[[str], ast.expr | None]
 
-_MAX_CHARS = 400_000
 _ONE_NAME = re.compile(r"^[A-Za-z_]\w*$")
 # A line that may rebind a module's attribute other than by `m.WIN = ...`: the builtin
 # `setattr(m, "WIN", 1)`, a namespace written through, or a patcher's `.setattr` at a module's
@@ -49,7 +49,7 @@ _INDIRECT = re.compile(
 
 def flags(trees: TreeView | None, side: Side, path: str, text: str | None) -> Names:
     """What the bare names of the module at `path` (its text `text`, on `side`) stand for."""
-    module = _parse(text) if trees is not None and path.endswith(".py") else None
+    module = python_module(text) if trees is not None and path.endswith(".py") else None
 
     @cache
     def resolve(name: str) -> ast.expr | None:
@@ -73,22 +73,13 @@ def _resolve(
         where = _defining_module(trees, side, path, statement, original)
         if where is None:
             return None
-        definition = _only_binding(_parse(trees.text(side, where)), original)
+        definition = _only_binding(python_module(trees.text(side, where)), original)
         if definition is None or isinstance(definition, ast.ImportFrom):
             return None
         value = definition.value
     if value is None or _rebound(trees, side, {name, original}):
         return None
     return value
-
-
-def _parse(text: str | None) -> ast.Module | None:
-    if text is None or len(text) > _MAX_CHARS:
-        return None
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _only_binding(

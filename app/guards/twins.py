@@ -34,10 +34,10 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 
 from app.guards.changes import FileChange
+from app.guards.code_names import python_module
 from app.guards.suite import Definition, collects_tests
 from app.guards.trees import Side, TreeView
 
-_MAX_CHARS = 400_000
 # Module-level functions pytest (or unittest) runs around the tests of the module.
 _SETUP = frozenset(
     {
@@ -105,24 +105,17 @@ class Twins:
         homes = self._homes.get(definition.name)
         if self._trees is None or path is None or not homes:
             return False
-        original = _parse(self._trees.text("base", path))
+        original = python_module(self._trees.text("base", path))
         test = _function(original, definition.name, definition.line.number)
         if original is None or test is None:
             return False
         return any(
-            _same_test((path, original), test, (other, _parse(self._trees.text("head", other))))
+            _same_test(
+                (path, original), test, (other, python_module(self._trees.text("head", other)))
+            )
             and _same_conftests(self._trees, path, other)
             for other in sorted(homes - {path})
         )
-
-
-def _parse(text: str | None) -> ast.Module | None:
-    if text is None or len(text) > _MAX_CHARS:
-        return None
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _function(
