@@ -45,8 +45,19 @@ _SUBJECTS = frozenset(
         "process.platform",
     }
 )
-# Values those subjects take on Linux with CPython, and on other systems.
-_LINUX = frozenset({"linux", "linux2", "posix", "cpython"})
+# The value each subject takes on Linux with CPython, exactly as it is spelled there: each
+# subject has its own (`os.name` is "posix", never "linux"; `platform.system()` is "Linux",
+# `sys.platform` "linux"), compared case-sensitively, as the condition itself compares.
+_LINUX_VALUE = {
+    "sys.platform": "linux",
+    "os.name": "posix",
+    "platform.system()": "Linux",
+    "platform.python_implementation()": "CPython",
+    "sys.implementation.name": "cpython",
+    "runtime.GOOS": "linux",
+    "process.platform": "linux",
+}
+# Values those subjects take on other systems (any case).
 _ELSEWHERE = frozenset(
     {
         "win32",
@@ -317,7 +328,7 @@ def _startswith_truth(node: ast.expr) -> bool | None:
     if startswith is not None:
         subject, prefixes = _dotted(startswith[0]), _strings(startswith[1])
         if subject in _SUBJECTS and prefixes is not None:
-            return _matches(prefixes, prefix=True)
+            return _matches(subject, prefixes, prefix=True)
     return None
 
 
@@ -372,9 +383,9 @@ def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> bool | None:
     if values is None:
         return None
     if isinstance(op, ast.Eq | ast.In) and (len(values) == 1 or isinstance(op, ast.In)):
-        return _matches(values)
+        return _matches(subject, values)
     if isinstance(op, ast.NotEq | ast.NotIn) and (len(values) == 1 or isinstance(op, ast.NotIn)):
-        inner = _matches(values)
+        inner = _matches(subject, values)
         return None if inner is None else not inner
     return None
 
@@ -389,17 +400,19 @@ def _strings(node: ast.expr) -> list[str] | None:
     return None
 
 
-def _matches(values: list[str], *, prefix: bool = False) -> bool | None:
-    """Whether the subject equals (or starts with) one of `values` on Linux/CPython: True,
-    False, or None when a value is not one we know."""
+def _matches(subject: str, values: list[str], *, prefix: bool = False) -> bool | None:
+    """Whether `subject` equals (or starts with) one of `values` on Linux/CPython: True,
+    False, or None when a value is not one we know. The subject's own Linux value, exactly
+    as spelled (`sys.platform != "Linux"` and `os.name != "linux"` hold on Linux)."""
+    linux = _LINUX_VALUE[subject]
     known: list[bool] = []
     for raw in values:
         value = raw.lower()
         if prefix:
-            on_linux = any(linux.startswith(value) for linux in _LINUX)
+            on_linux = linux.startswith(raw)
             elsewhere = any(other.startswith(value) for other in _ELSEWHERE)
         else:
-            on_linux, elsewhere = value in _LINUX, value in _ELSEWHERE
+            on_linux, elsewhere = raw == linux, value in _ELSEWHERE
         if not (on_linux or elsewhere):
             return None
         known.append(on_linux)
