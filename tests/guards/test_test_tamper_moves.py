@@ -179,24 +179,25 @@ describe('location', function () {
 """
 
 
+LOST = [("test/redirect.js", 4, "test 'keeps encoded sequences' lost all of its assertions")]
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        # The checking handed to a helper given `done`, one argument a line: still checked.
+        # The checking handed to a helper named like a check, one argument a line or not.
         (
-            "    checkRedirect(\n      app(),\n      'https://example.com?q=%A710',\n"
+            "    testRequestedRedirect(\n      app(),\n      'https://example.com?q=%A710',\n"
             "      done\n    );\n",
             [],
         ),
         ("    checkRedirect(app(), 'https://example.com?q=%A710', done);\n", []),
-        # A timer given `done` checks nothing.
-        (
-            "    setImmediate(done);\n",
-            [("test/redirect.js", 4, "test 'keeps encoded sequences' lost all of its assertions")],
-        ),
+        # Given `done`, any other function may check nothing: a timer, a `finish` helper.
+        ("    setImmediate(done);\n", LOST),
+        ("    finish(done);\n", LOST),
     ],
 )
-def test_a_javascript_test_moved_and_handed_to_a_helper_given_done(
+def test_a_javascript_test_moved_and_handed_to_a_checking_helper(
     repo: GitRepo, body: str, expected: list[tuple[str, int, str]]
 ):
     def change(r: GitRepo) -> None:
