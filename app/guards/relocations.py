@@ -84,9 +84,11 @@ def relocate(
     exempt: Exempt | None = None,
     floor: Floor | None = None,
     counts: Counts | None = None,
+    unbuilt: frozenset[int] = frozenset(),
 ) -> Relocations:
     """Where every removed test went. `floor`, the oldest Python the project supports, lets
-    a test skipped on all of them count as skipped; `counts` says how many tests each
+    a test skipped on all of them count as skipped, and so do the files of `unbuilt` (Go test
+    files no supported Go builds, `app.guards.build_constraints`); `counts` says how many tests each
     definition stands for (parametrized cases, suites), from the whole files where the trees
     are at hand (`app.guards.counts`), else from the diff."""
     removed = {
@@ -102,7 +104,7 @@ def relocate(
     collected = {i for i in added if collects_tests(files[i].new_path or "")}
     result = Relocations(removed=removed)
     pool = _Pool(added, collected)
-    unmatched = _match(files, removed, pool, result, floor)
+    unmatched = _match(files, removed, pool, result, floor, unbuilt)
     count = counts or Counts(files, None)
     # Suites stand for no test of their own: the tests inside them are counted.
     unmatched = _tests(unmatched, count.removed)
@@ -186,9 +188,10 @@ def _match(
     pool: _Pool,
     result: Relocations,
     floor: Floor | None,
+    unbuilt: frozenset[int] = frozenset(),
 ) -> dict[int, list[Definition]]:
     """Pair removed tests with added ones by name, then by body; return, per file, the
-    unpaired ones that ran."""
+    unpaired ones that ran (none of a file in `unbuilt`: no supported toolchain built it)."""
     pending: list[tuple[int, Definition]] = []
     for index, defs in removed.items():
         for old in defs:
@@ -199,14 +202,31 @@ def _match(
     skipped = {
         i: skipped_definitions(defs, files[i].removed)
         | _skipped_where_supported(defs, files[i].removed, floor)
+        | _empty_go_tests(defs, files[i].old_path or "")
         for i, defs in removed.items()
     }
     for index, old in pending:
         if _carry(pool, index, old, result, by_body=True):
             continue
-        if old.line.number not in skipped[index]:
+        if old.line.number not in skipped[index] and index not in unbuilt:
             unmatched[index].append(old)
     return unmatched
+
+
+def _empty_go_tests(defs: Sequence[Definition], path: str) -> set[int]:
+    """Header lines of the Go tests whose whole body, as the change shows it, is nothing but
+    its closing brace (blank and comment lines are not kept in a body): such a test executes
+    no statement and always passes, so removing it cannot turn a red suite green (echo's
+    `func TestName(t *testing.T) {}`). The body read is the base's, so a test emptied and
+    removed in the same change is counted; a Go test has no fixtures or hooks of its own that
+    would run for it."""
+    if not path.endswith("_test.go"):
+        return set()
+    return {
+        d.line.number
+        for d in defs
+        if d.body == ("}",) and d.line.text.rstrip().endswith("{") and d.line.text.count("{") == 1
+    }
 
 
 def _skipped_where_supported(

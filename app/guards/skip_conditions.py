@@ -7,7 +7,8 @@ project that requires Python 3.10), so the test it marks ran nowhere.
 Understood: platform conditions (`sys.platform`, `os.name`, `platform.system()`,
 `platform.python_implementation()`, `sys.implementation.name`, Go's `runtime.GOOS`, Node's
 `process.platform`) compared with string literals; the interpreter build (a free-threaded
-build, `sysconfig.get_config_var("Py_GIL_DISABLED")`, is not the standard CPython the suite
+build, `sysconfig.get_config_var("Py_GIL_DISABLED")`, `not sys._is_gil_enabled()` or its
+`getattr(sys, "_is_gil_enabled", lambda: True)()` spelling, is not the standard CPython the suite
 runs on); `sys.version_info` (or a slice of it) compared with a tuple of integers, against the
 oldest Python the project supports when that is known; all combined with `and`/`or`/`not` and
 `bool(...)`. Any other condition (an installed package, an environment variable, a project
@@ -318,9 +319,32 @@ def _build_truth(node: ast.expr) -> bool | None:
     config = _call_arguments(node, "sysconfig.get_config_var")
     if config is not None and len(config) == 1 and _strings(config[0]) == ["Py_GIL_DISABLED"]:
         return False
-    if _call_arguments(node, "sys._is_gil_enabled") == []:
+    if _call_arguments(node, "sys._is_gil_enabled") == [] or _gil_getter(node):
         return True
     return None
+
+
+def _gil_getter(node: ast.expr) -> bool:
+    """`getattr(sys, "_is_gil_enabled", lambda: True)()`: `sys._is_gil_enabled()` where
+    Python has it (3.13+), True on the standard build; the default's True where it does not."""
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return False
+    getter = _call_arguments(node.func, "getattr")
+    if getter is None or len(getter) != 3:
+        return False
+    owner, attribute, default = getter
+    return (
+        _dotted(owner) == "sys"
+        and _strings(attribute) == ["_is_gil_enabled"]
+        and isinstance(default, ast.Lambda)
+        and not default.args.args
+        and not default.args.vararg
+        and not default.args.kwarg
+        and not default.args.kwonlyargs
+        and not default.args.posonlyargs
+        and isinstance(default.body, ast.Constant)
+        and default.body.value is True
+    )
 
 
 def _startswith_truth(node: ast.expr) -> bool | None:

@@ -71,6 +71,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.guards.aliases import with_linux_aliases
+from app.guards.build_constraints import go_never_built
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.counts import Counts
 from app.guards.flags import Names, flags
@@ -165,7 +166,15 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     files, trees = with_linux_aliases(changes.files, trees_of(changes))
     exemptions = Exemptions(files, trees)
     floor = supported_python(files, trees)
-    moves = relocate(files, exempt=exemptions.set_aside, floor=floor, counts=Counts(files, trees))
+    # Go test files built by no Go the module supports ran nowhere: their tests count as skipped.
+    unbuilt = frozenset(i for i in range(len(files)) if go_never_built(files, trees, i))
+    moves = relocate(
+        files,
+        exempt=exemptions.set_aside,
+        floor=floor,
+        counts=Counts(files, trees),
+        unbuilt=unbuilt,
+    )
     removed_anywhere = {d.name for defs in moves.removed.values() for d in defs}
     travelled = travelled_skips(
         files, moves.continuations, lambda text, path: bool(_skip_kind(text, path))

@@ -74,6 +74,12 @@ def test_ensure_bzr_available():
         ('bool(sysconfig.get_config_var("Py_GIL_DISABLED"))', False),
         ('sysconfig.get_config_var("Py_GIL_DISABLED")', False),
         ("not sys._is_gil_enabled()", False),
+        ('not getattr(sys, "_is_gil_enabled", lambda: True)()', False),
+        ('getattr(sys, "_is_gil_enabled", lambda: True)()', True),
+        ('not getattr(sys, "_is_gil_enabled", lambda: False)()', True),
+        ('not getattr(sys, "_is_gil_disabled", lambda: True)()', True),
+        ('not getattr(os, "_is_gil_enabled", lambda: True)()', True),
+        ('not getattr(sys, "_is_gil_enabled", lambda x: True)()', True),
         ('not sysconfig.get_config_var("Py_GIL_DISABLED")', True),
         ('bool(sysconfig.get_config_var("WITH_DOC_STRINGS"))', True),
     ],
@@ -89,6 +95,43 @@ def test_a_skip_on_free_threaded_builds_only_still_runs(
     )
     assert edited.count("@pytest.mark.skipif(") == 2
     found = tamper(repo, {"tests/test_bzr.py": BZR}, lambda r: r.write("tests/test_bzr.py", edited))
+    assert bool(found) is reported, found
+
+
+LEAK = """\
+import sys
+
+import pytest
+
+GIL_ENABLED = getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+def test_leak():
+    assert True
+"""
+
+
+@pytest.mark.parametrize(
+    ("binding", "reported"),
+    [
+        ('getattr(sys, "_is_gil_enabled", lambda: True)()', False),
+        ('getattr(sys, "_is_gil_enabled", lambda: False)()', True),
+        ('os.environ.get("GIL") != "0"', True),
+    ],
+)
+def test_a_skip_on_a_module_flag_for_free_threaded_builds_still_runs(
+    repo: GitRepo, binding: str, reported: bool
+):
+    """multidict's `GIL_ENABLED = getattr(sys, "_is_gil_enabled", lambda: True)()` and
+    `skipif(not GIL_ENABLED)`: the standard build has the GIL, and a Python without the
+    function has it too (the default). A flag that may be false on the standard build is a
+    skip that may apply where the suite runs."""
+    tests = LEAK.replace('getattr(sys, "_is_gil_enabled", lambda: True)()', binding)
+    skipped = tests.replace(
+        "def test_leak", '@pytest.mark.skipif(not GIL_ENABLED, reason="gc")\ndef test_leak'
+    )
+    files = {"tests/test_leak.py": tests}
+    found = tamper(repo, files, lambda r: r.write("tests/test_leak.py", skipped))
     assert bool(found) is reported, found
 
 
