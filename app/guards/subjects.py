@@ -129,8 +129,11 @@ class Exemptions:
             if self._subject_gone(found):
                 chosen.setdefault(index, set()).add(definition.line.number)
         for index, defs in unmatched.items():
-            if self._file_subject_gone(index):
-                chosen.setdefault(index, set()).update(d.line.number for d in defs)
+            subject = self._file_subject_gone(index)
+            if subject is not None:
+                chosen.setdefault(index, set()).update(
+                    d.line.number for d in defs if self._uses(index, d, subject)
+                )
         twins = Twins(self._files, self._trees, unmatched)
         for index, defs in unmatched.items():
             taken = chosen.setdefault(index, set())
@@ -247,16 +250,17 @@ class Exemptions:
                 return False
         return True
 
-    def _file_subject_gone(self, index: int) -> bool:
-        """A deleted test file named after its subject (`creole_test.rb`, `test_legacy.py`,
-        `encrypted_cookie_spec.rb` for `EncryptedCookie`) whose subject went: a distinctive
-        name the file uses, that the change deletes a definition of from source code, gone from
-        the whole head tree and not renamed. The file's tests then go with it, whatever else
-        they call on the way (an app built with a helper, a layout): which code a file is
-        about is what its name says, and that code is nowhere now."""
+    def _file_subject_gone(self, index: int) -> str | None:
+        """The subject a deleted test file is named after (`creole_test.rb`, `test_legacy.py`,
+        `encrypted_cookie_spec.rb` for `EncryptedCookie`), when it went: a distinctive name the
+        file uses, that the change deletes a definition of from source code, gone from the
+        whole head tree and not renamed. The file's tests that use it then go with it,
+        whatever else they call on the way (an app built with a helper, a layout): which code
+        a file is about is what its name says, and that code is nowhere now. Its tests that do
+        not use it are judged one by one, as anywhere else."""
         change = self._files[index]
         if change.status != "deleted" or change.old_path is None or self._trees is None:
-            return False
+            return None
         names = [
             name
             for name in _file_subjects(change.old_path)
@@ -264,10 +268,25 @@ class Exemptions:
         ]
         text = self._trees.text("base", change.old_path) if names else None
         if text is None:
-            return False
+            return None
         used = [n for n in names if re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", text)]
         self._search(used)
-        return any(self._is_gone(name) for name in used)
+        return next((name for name in used if self._is_gone(name)), None)
+
+    def _uses(self, index: int, definition: Definition, name: str) -> bool:
+        """Whether a removed test (or a helper of its own file it calls) uses `name`: the
+        names read from it, or the word in its own lines (`Rack::Protection::Name.new`)."""
+        found = self._references(index, definition)
+        if found is not None and name in found.exercised | found.named:
+            return True
+        lines = self._wholly_deleted(index, definition)
+        if lines is None:
+            return False
+        position = definition.line.number - 1
+        path = self._files[index].old_path or ""
+        end = block_end(lines, position, python=_is_python(path))
+        word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        return any(word.search(line) for line in lines[position:end])
 
     def _is_gone(self, name: str) -> bool:
         """No source file at the head provides the name, no test file or prose defines it, no

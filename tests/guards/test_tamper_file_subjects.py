@@ -175,3 +175,24 @@ def test_a_class_deleted_with_its_snake_case_spec_file_passes(repo: GitRepo):
         r.remove("spec/encrypted_cookie_spec.rb")
 
     assert tamper(repo, files, change) == []
+
+
+def test_a_test_in_the_file_that_does_not_use_the_subject_is_still_reported(repo: GitRepo):
+    """Red-team: `markdown` deleted with `test_markdown.py`, whose other test checks `render`,
+    which stays. Only the tests that use `markdown` go with it."""
+    code = (
+        "def markdown(text):\n    return '<p>' + text + '</p>'\n\n\n"
+        "def render(page):\n    return page.upper()\n"
+    )
+    tests = (
+        "from site import markdown, render\n\n\n"
+        "def test_markdown():\n    assert markdown('a') == '<p>a</p>'\n\n\n"
+        "def test_render():\n    assert render('a') == 'A'\n"
+    )
+    files = {"site/__init__.py": code, "tests/test_markdown.py": tests}
+
+    def change(r: GitRepo) -> None:
+        r.write("site/__init__.py", "def render(page):\n    return page.upper()\n")
+        r.remove("tests/test_markdown.py")
+
+    assert tamper(repo, files, change) == ["tests/test_markdown.py:None test file deleted"]
