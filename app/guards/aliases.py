@@ -50,6 +50,7 @@ _ASSIGNED = r"(?<![\w$.])(?:{name})\s*=(?!=)"
 # A line that may call an alias as a test: `name(` then a quoted name, or the end of the line.
 _CALL = re.compile(r"^\s*(?P<n>[A-Za-z_$][\w$]*)\s*\(\s*(?:['\"`]|$)")
 _FUNCTIONS = frozenset({"it", "test", "describe", "context", "specify", "suite"})
+_PROCESS = re.compile(r"(?<![\w$.])process(?![\w$])")
 # The choice written in place, called at the start of a line: `(cond ? it.skip : it)(`.
 _INLINE = re.compile(
     rf"^(?P<lead>\s*)\(\s*(?P<cond>[^?]+?)\s*\?\s*(?P<yes>{_FUNCTION}(?:\.skip)?)\s*:\s*"
@@ -72,11 +73,43 @@ def linux_aliases(lines: Iterable[str]) -> dict[str, str]:
         plain = _plain_on_linux(match["cond"], match["yes"], match["no"])
         if plain is not None:
             found[alias] = plain
+    if not platform_trusted(texts):
+        return {}
     for alias in list(found):
         assigned = re.compile(_ASSIGNED.format(name=re.escape(alias)))
-        if declared[alias] != 1 or sum(1 for text in texts if assigned.search(text)) != 1:
+        once = declared[alias] == 1 and sum(1 for t in texts if assigned.search(t)) == 1
+        if not once or not _only_declared_and_called(texts, alias):
             del found[alias]
     return found
+
+
+def platform_trusted(texts: Sequence[str]) -> bool:
+    """Whether `process` in these lines can only be Node's: every use of the word reads an
+    attribute of it (`process.platform`), so nothing declares, assigns, destructures or takes
+    a parameter of that name (`const process = {platform: 'win32'}` would make any condition
+    on it say what the file wants)."""
+    return all(
+        re.match(r"\s*\.", text[match.end() :])
+        for text in texts
+        for match in _PROCESS.finditer(text)
+    )
+
+
+def _only_declared_and_called(texts: Sequence[str], alias: str) -> bool:
+    """Whether the alias appears only in its declaration and as a test call at the start of a
+    line: any other use (destructured into, passed, shadowed by a parameter) may make it
+    something else where it is called."""
+    word = re.compile(rf"(?<![\w$.]){re.escape(alias)}(?![\w$])")
+    for text in texts:
+        if not word.search(text):
+            continue
+        declaration = _DECLARATION.match(text)
+        if declaration is not None and declaration["alias"] == alias:
+            continue
+        call = _CALL.match(text)
+        if call is None or call["n"] != alias or len(word.findall(text)) != 1:
+            return False
+    return True
 
 
 def _plain_on_linux(condition: str, yes: str, no: str) -> str | None:
@@ -91,12 +124,13 @@ def _plain_on_linux(condition: str, yes: str, no: str) -> str | None:
     return plain if on_linux == plain else None
 
 
-def rewrite(text: str, aliases: Mapping[str, str]) -> str:
+def rewrite(text: str, aliases: Mapping[str, str], *, trusted: bool = True) -> str:
     """`text` with a call of an alias at the start of the line spelled as its function, and
-    an inline choice between a test function and its `.skip` spelled as what it is on Linux."""
+    an inline choice between a test function and its `.skip` spelled as what it is on Linux
+    (a conditional test, never the plain function, unless the file's `process` is Node's)."""
     inline = _INLINE.match(text)
     if inline is not None:
-        return _rewrite_inline(text, inline)
+        return _rewrite_inline(text, inline, trusted=trusted)
     match = _CALL.match(text)
     if match is None or match["n"] not in aliases:
         return text
@@ -104,7 +138,7 @@ def rewrite(text: str, aliases: Mapping[str, str]) -> str:
     return text[:start] + aliases[match["n"]] + text[end:]
 
 
-def _rewrite_inline(text: str, match: re.Match[str]) -> str:
+def _rewrite_inline(text: str, match: re.Match[str], *, trusted: bool) -> str:
     """`(cond ? it.skip : it)(` as `it(` when Linux runs the plain function, else as
     `it.skipIf(cond)(`, or `it.skipIf(!(cond))(` for `(cond ? it : it.skip)(`; left as it
     is when the two choices are not one function and its `.skip`."""
@@ -112,10 +146,13 @@ def _rewrite_inline(text: str, match: re.Match[str]) -> str:
     plain, skip = sorted((yes, no), key=len)
     if skip != f"{plain}.skip":
         return text
-    if _plain_on_linux(condition, yes, no) is not None:
+    if trusted and _plain_on_linux(condition, yes, no) is not None:
         spelled = f"{plain}("
     else:
         skipped_when = condition if yes == skip else f"!({condition})"
+        if not trusted:
+            # `process` is not Node's here: the condition may say anything, so it may hold.
+            skipped_when = f"({skipped_when}) || untrusted_process"
         spelled = f"{plain}.skipIf({skipped_when})("
     return match["lead"] + spelled + text[match.end() :]
 
@@ -139,9 +176,10 @@ class AliasedTrees:
     def __init__(self, trees: TreeView) -> None:
         self._trees = trees
 
-    def aliases(self, side: Side, path: str) -> dict[str, str]:
+    def lines(self, side: Side, path: str) -> list[str] | None:
+        """The file's own lines, as the tree has them (not rewritten)."""
         text = self._trees.text(side, path)
-        return linux_aliases(text.split("\n")) if text is not None else {}
+        return text.split("\n") if text is not None else None
 
     def text(self, side: Side, path: str) -> str | None:
         text = self._trees.text(side, path)
@@ -151,7 +189,8 @@ class AliasedTrees:
         aliases = linux_aliases(lines)
         if not aliases and not any(_INLINE.match(line) for line in lines):
             return text
-        return "\n".join(rewrite(line, aliases) for line in lines)
+        trusted = platform_trusted(lines)
+        return "\n".join(rewrite(line, aliases, trusted=trusted) for line in lines)
 
     def search(self, side: Side, words: Collection[str]) -> list[Hit]:
         return self._trees.search(side, words)
@@ -185,13 +224,14 @@ def with_linux_aliases(
         for side, path, block in sides:
             if path is None or not _candidate(path) or not _calls(block):
                 continue
-            if aliased is not None:
-                aliases = aliased.aliases(side, path)
-            else:
-                aliases = linux_aliases(line.text for line in block)
+            whole = aliased.lines(side, path) if aliased is not None else None
+            texts = whole if whole is not None else [line.text for line in block]
+            aliases = linux_aliases(texts)
+            trusted = platform_trusted(texts)
             if aliases or any(_INLINE.match(line.text) for line in block):
                 lines[side] = tuple(
-                    dataclasses.replace(line, text=rewrite(line.text, aliases)) for line in block
+                    dataclasses.replace(line, text=rewrite(line.text, aliases, trusted=trusted))
+                    for line in block
                 )
         if lines:
             change = dataclasses.replace(
