@@ -121,6 +121,29 @@ def python_module(text: str | None) -> ast.Module | None:
         return None
 
 
+def binding_count(module: ast.Module, name: str) -> int:
+    """How many times the module binds `name`, at any depth; a star import may bind anything."""
+    count = 0
+    for node in ast.walk(module):
+        if isinstance(node, ast.alias):
+            if node.name == "*":
+                return 2
+            count += (node.asname or node.name.split(".")[0]) == name
+        elif isinstance(node, ast.Name):
+            count += node.id == name and not isinstance(node.ctx, ast.Load)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            count += node.name == name
+        elif isinstance(node, ast.arg):
+            count += node.arg == name
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            count += name in node.names
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+            count += node.name == name
+        elif isinstance(node, ast.MatchMapping):
+            count += node.rest == name
+    return count
+
+
 def is_code(path: str | None) -> bool:
     return path is not None and path.endswith(CODE_SUFFIXES)
 

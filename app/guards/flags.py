@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from app.guards.code_names import python_module
+from app.guards.code_names import binding_count, python_module
 from app.guards.trees import Side, TreeView
 
 # What a bare name stands for in a skip condition; None when that cannot be shown.
@@ -87,7 +87,7 @@ def _only_binding(
 ) -> ast.Assign | ast.AnnAssign | ast.ImportFrom | None:
     """The one statement of the module's top level that binds `name`, when nothing else in
     the module binds it."""
-    if module is None or _binds(module, name) != 1:
+    if module is None or binding_count(module, name) != 1:
         return None
     for statement in module.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -102,29 +102,6 @@ def _only_binding(
         ):
             return statement
     return None
-
-
-def _binds(module: ast.Module, name: str) -> int:
-    """How many times the module binds `name`, at any depth; a star import may bind anything."""
-    count = 0
-    for node in ast.walk(module):
-        if isinstance(node, ast.alias):
-            if node.name == "*":
-                return 2
-            count += (node.asname or node.name.split(".")[0]) == name
-        elif isinstance(node, ast.Name):
-            count += node.id == name and not isinstance(node.ctx, ast.Load)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            count += node.name == name
-        elif isinstance(node, ast.arg):
-            count += node.arg == name
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            count += name in node.names
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
-            count += node.name == name
-        elif isinstance(node, ast.MatchMapping):
-            count += node.rest == name
-    return count
 
 
 def _defining_module(

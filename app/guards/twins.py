@@ -20,7 +20,20 @@ name, runs in the other file, as it did before the change.
   it (`pytestmark`, a `pytest.skip(allow_module_level=True)`, an `importorskip`) and what runs
   around every test of the module (an autouse fixture, `setup_module`) are the same;
 - no `conftest.py` sits in a folder on the way to one file and not to the other, where it
-  could give a fixture of the same name another meaning.
+  could give a fixture of the same name another meaning;
+- pytest runs the twin: its module binds the test's name exactly once (no later
+  `test_x = None`, second `def`, `del` or import), uses it nowhere else (not
+  `pytest.mark.skip(test_x)`, nor `globals()["test_x"]`), and never mentions `__test__`;
+  no folder on its path is one pytest skips by default (`build`, `dist`, `node_modules`,
+  `venv`, `*.egg`, `_darcs`, `CVS`, `{arch}`, any `.*`); and every pytest section of the
+  base's root configuration (`pytest.ini`, `.pytest.ini`, `tox.ini` [pytest], `setup.cfg`
+  [tool:pytest], `pyproject.toml` [tool.pytest.ini_options] or [tool.pytest], `pytest.toml`)
+  lets it in: under one of its `testpaths`, under none of its `norecursedirs`, named by its
+  `python_files`, no `--ignore`/`--deselect` in its `addopts`; a configuration that cannot
+  be read trusts no twin (`app.guards.pytest_config`);
+- the change touches no `conftest.py` anywhere and no pytest configuration file
+  (`pytest.ini`, `tox.ini`, `setup.cfg`, `pyproject.toml`, ...), which could stop the twin
+  from being collected or deselect it: such a change trusts no twin at all.
 
 Anything else is left to the rest of the rule, which reports the removal.
 """
@@ -34,7 +47,8 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 
 from app.guards.changes import FileChange
-from app.guards.code_names import python_module
+from app.guards.code_names import binding_count, python_module
+from app.guards.pytest_config import is_config, may_collect
 from app.guards.suite import Definition, collects_tests
 from app.guards.trees import Side, TreeView
 
@@ -84,6 +98,9 @@ class Twins:
         if self._trees is None or not names:
             return {}
         touched = {p for c in self._files for p in (c.old_path, c.new_path) if p}
+        if any(is_config(p) for p in touched):
+            # A conftest or a pytest configuration changed: what pytest collects may have too.
+            return {}
         homes: dict[str, set[str]] = {}
         for hit in self._trees.search("head", names):
             match = _TOP_LEVEL_DEF.match(hit.text)
@@ -93,6 +110,7 @@ class Twins:
                 and hit.path.endswith(".py")
                 and hit.path not in touched
                 and collects_tests(hit.path)
+                and may_collect(self._trees, "base", hit.path)
             ):
                 homes.setdefault(match["name"], set()).add(hit.path)
         return homes
@@ -110,12 +128,35 @@ class Twins:
         if original is None or test is None:
             return False
         return any(
-            _same_test(
-                (path, original), test, (other, python_module(self._trees.text("head", other)))
-            )
+            _runs(text, definition.name)
+            and _same_test((path, original), test, (other, python_module(text)))
             and _same_conftests(self._trees, path, other)
             for other in sorted(homes - {path})
+            for text in [self._trees.text("head", other)]
         )
+
+
+def _runs(text: str | None, name: str) -> bool:
+    """Whether pytest runs the module's function `name`: the module binds the name once (no
+    later `test_x = None`, second `def`, `del` or import of it), uses it nowhere else (not
+    `pytest.mark.skip(test_x)` at its top level, nor in a string: `globals()["test_x"]`), and
+    never mentions `__test__` (`__test__ = False` leaves a module or a function out)."""
+    module = python_module(text)
+    if text is None or module is None or "__test__" in text:
+        return False
+    if binding_count(module, name) != 1:
+        return False
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    return not any(
+        (isinstance(node, ast.Name) and node.id == name)
+        or (isinstance(node, ast.Attribute) and node.attr == name)
+        or (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and word.search(node.value)
+        )
+        for node in ast.walk(module)
+    )
 
 
 def _function(

@@ -122,3 +122,128 @@ def test_a_decorated_twin_runs_on_too(repo: GitRepo):
         r.write("tests/test_utils.py", f"import click.utils\nimport pytest\n\n\n{KEPT}")
 
     assert tamper(repo, files, change) == []
+
+
+# A twin pytest never runs excuses nothing: shadowed in its own module, left out by
+# `__test__`, in a folder pytest does not collect, or under a configuration the change edits.
+TWIN = "tests/prompts/test_confirm.py"
+PYPROJECT = '[project]\nname = "click"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+
+
+@pytest.mark.parametrize(
+    ("twin", "why"),
+    [
+        (CONFIRM + "\n\ntest_confirm_repeat = None\n", "rebound"),
+        (CONFIRM + "\n\ndef test_confirm_repeat():\n    pass\n", "defined again"),
+        (CONFIRM + "\n\ndel test_confirm_repeat\n", "deleted"),
+        (CONFIRM + "\n\nfrom other import test_confirm_repeat\n", "imported over"),
+        ("__test__ = False\n" + CONFIRM, "a module left out"),
+        (CONFIRM + "\n\ntest_confirm_repeat.__test__ = False\n", "the function left out"),
+        (CONFIRM + "\n\nsetattr(test_confirm_repeat, '__test__', False)\n", "left out by setattr"),
+        (CONFIRM + "\n\ntest_confirm_repeat = pytest.mark.skip(test_confirm_repeat)\n", "skipped"),
+        ("import pytest\n" + CONFIRM + "\n\npytest.mark.skip(test_confirm_repeat)\n", "marked"),
+        (CONFIRM + "\n\nglobals()['test_confirm_repeat'] = None\n", "rebound by name"),
+    ],
+)
+def test_a_twin_its_own_module_does_not_run_excuses_nothing(repo: GitRepo, twin: str, why: str):
+    assert tamper(repo, {**FILES, TWIN: twin}, drop) == REMOVED, why
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [
+        "build/lib/tests",
+        "dist/tests",
+        "node_modules/pkg/tests",
+        "venv/lib/tests",
+        ".tox/py311/tests",
+        "tests/.cache",
+        "pkg.egg/tests",
+        "_darcs/tests",
+        "CVS/tests",
+        "{arch}/tests",
+    ],
+)
+def test_a_twin_in_a_folder_pytest_skips_by_default_excuses_nothing(repo: GitRepo, folder: str):
+    files = {"tests/test_utils.py": UTILS, f"{folder}/test_confirm.py": CONFIRM}
+    assert tamper(repo, files, drop) == REMOVED, folder
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "twin"),
+    [
+        ("pyproject.toml", PYPROJECT, "examples/tests/test_confirm.py"),
+        ("pytest.ini", "[pytest]\ntestpaths = tests docs\n", "examples/test_confirm.py"),
+        ("tox.ini", "[tox]\n\n[pytest]\ntestpaths =\n    tests\n", "src/test_confirm.py"),
+        ("setup.cfg", "[tool:pytest]\ntestpaths = tests\n", "other/test_confirm.py"),
+        ("pytest.ini", "[pytest]\nnorecursedirs = prompts\n", TWIN),
+        ("setup.cfg", "[tool:pytest]\nnorecursedirs = tests/prompt*\n", TWIN),
+        ("pyproject.toml", '[tool.pytest.ini_options]\nnorecursedirs = ["p*"]\n', TWIN),
+        ("pytest.ini", "[pytest]\npython_files = test_utils.py\n", TWIN),
+        ("pytest.ini", "[pytest]\naddopts = --ignore=tests/prompts\n", TWIN),
+        ("pyproject.toml", "[tool.pytest]\ntestpaths = ['src']\n", TWIN),
+        ("pytest.ini", "[pytest\ntestpaths = tests\n", TWIN),
+        ("pyproject.toml", "[tool.pytest.ini_options\n", TWIN),
+        ("tox.ini", "[pytest]\naddopts = -k 'not x\n", TWIN),
+        ("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = 1\n", TWIN),
+    ],
+)
+def test_a_twin_the_base_configuration_does_not_collect_excuses_nothing(
+    repo: GitRepo, name: str, text: str, twin: str
+):
+    files = {"tests/test_utils.py": UTILS, twin: CONFIRM, name: text}
+    assert tamper(repo, files, drop) == REMOVED, (name, text, twin)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pyproject.toml", PYPROJECT),
+        ("pyproject.toml", '[project]\nname = "click"\n'),
+        ("pytest.ini", "[pytest]\ntestpaths = ./tests/ docs\nnorecursedirs = build .* data\n"),
+        ("setup.cfg", "[tool:pytest]\ntestpaths = t*\npython_files = test_*.py\n"),
+        ("tox.ini", "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -m 'not stress'\n"),
+    ],
+)
+def test_a_twin_the_base_configuration_collects_runs_on(repo: GitRepo, name: str, text: str):
+    assert tamper(repo, {**FILES, name: text}, drop) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after"),
+    [
+        (
+            "tests/conftest.py",
+            "import pytest\n",
+            "def pytest_collection_modifyitems(items):\n"
+            "    items[:] = [i for i in items if 'prompts' not in str(i.path)]\n",
+        ),
+        ("conftest.py", "", "collect_ignore = ['tests/prompts']\n"),
+        ("tests/prompts/conftest.py", None, "collect_ignore = ['test_confirm.py']\n"),
+        ("pytest.ini", "[pytest]\n", "[pytest]\npython_files = test_utils.py\n"),
+        ("tox.ini", "[pytest]\n", "[pytest]\naddopts = --deselect tests/prompts\n"),
+        ("setup.cfg", "[metadata]\n", "[tool:pytest]\nnorecursedirs = prompts\n"),
+        ("pyproject.toml", PYPROJECT, PYPROJECT + 'addopts = "--ignore=tests/prompts"\n'),
+        ("pyproject.toml", PYPROJECT, PYPROJECT.replace("click", "click2")),
+        ("docs/conftest.py", "", "import pytest\n"),
+    ],
+)
+def test_a_change_to_a_conftest_or_the_configuration_trusts_no_twin(
+    repo: GitRepo, name: str, before: str | None, after: str
+):
+    def change(r: GitRepo) -> None:
+        drop(r)
+        r.write(name, after)
+
+    files = {**FILES, **({name: before} if before is not None else {})}
+    # The removal is reported, whatever else the rest of the rule says of the edit.
+    assert REMOVED[0] in tamper(repo, files, change), name
+
+
+def test_a_conftest_removed_by_the_change_trusts_no_twin(repo: GitRepo):
+    def change(r: GitRepo) -> None:
+        drop(r)
+        r.remove("tests/conftest.py")
+
+    found = tamper(repo, {**FILES, "tests/conftest.py": "import pytest\n"}, change)
+    assert REMOVED[0] in found
