@@ -148,3 +148,35 @@ def test_a_test_moved_to_another_file_under_an_inline_skip_is_reported(repo: Git
 
     found = tampered(repo, {PATH: suite("it")}, change)
     assert messages(found) == ["skip marker added to a test"]
+
+
+# -- red-team: a choice or an alias that is not what it looks like ------------------------
+
+
+@pytest.mark.parametrize(
+    ("prelude", "opener"),
+    [
+        # `process` is the file's own object, not Node's: its platform says what the file wants.
+        ("const process = { platform: 'win32' }\n", f"({WINDOWS} ? it.skip : it)"),
+        ("const process = { platform: 'win32' }\n", "skipOnWindows"),
+        # The alias is reassigned by destructuring after its declaration.
+        (";[skipOnWindows] = [it.skip]\n", "skipOnWindows"),
+    ],
+)
+def test_a_choice_that_is_not_platform_only_is_reported(repo: GitRepo, prelude: str, opener: str):
+    alias = f"let skipOnWindows = {WINDOWS} ? it.skip : it\n"
+    after = alias + prelude + suite(opener)
+    found = tampered(repo, {PATH: alias + suite("it")}, lambda r: r.write(PATH, after))
+    assert found, after
+
+
+def test_an_alias_shadowed_by_a_parameter_is_not_trusted(repo: GitRepo):
+    alias = f"const skipOnWindows = {WINDOWS} ? it.skip : it\n"
+    after = alias + suite("it", socket=False).replace(
+        "describe('app', () => {\n",
+        "describe('app', () => {\n  ;[it.skip].forEach((skipOnWindows) => {\n  "
+        + SOCKET.format(opener="skipOnWindows")
+        + "  })\n",
+    )
+    found = tampered(repo, {PATH: alias + suite("it")}, lambda r: r.write(PATH, after))
+    assert found
