@@ -130,7 +130,10 @@ _SUITE_SKIP = re.compile(
 _MODULE_MARKERS = re.compile(r"^\s*pytestmark\s*=.*\b(skip|skipif|xfail)\b")
 _NARROWING = re.compile(
     r"--deselect\b|--ignore(-glob)?\b|\bcollect_ignore(_glob)?\b|\bnorecursedirs\b"
-    r"|(^|\s)-k\s+['\"]?not\b"
+    r"|(^|\s)-[km]\s+['\"]?not\b"
+    # What is collected at all, and hooks that drop or skip collected items.
+    r"|\b(?:testpaths|python_files|python_classes|python_functions)\b"
+    r"|\bpytest_(?:collection_modifyitems|ignore_collect|collect_file|pycollect_makeitem)\b"
 )
 # A narrowing option with what it narrows: `--ignore=src/vendor`, `--deselect "t.py::x"`.
 _NARROWING_OPTION = re.compile(
@@ -406,7 +409,10 @@ def _ignored_paths(text: str, path: str) -> list[str]:
     if match is None or not is_conftest(path):
         return []
     listed = _STRINGS.findall(match["rest"])
-    if not listed or _STRINGS.sub("", match["rest"]).strip(" \t,[]()") != "":
+    # Strings side by side are one string to Python (`"test_" "red.py"` is `test_red.py`):
+    # only a list of single literals, comma-separated, is read as paths.
+    shape = _STRINGS.sub("S", match["rest"]).strip(" \t[]()")
+    if not listed or not re.fullmatch(r"S(?:\s*,\s*S)*\s*,?", shape):
         return []
     folder = posixpath.dirname(path)
     kind = match["kind"]
