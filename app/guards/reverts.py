@@ -8,16 +8,26 @@ code they exercise stays (the function a fix was made in is still there), which 
 repository with its history (`--repo`, the Action, the check run); an implementer's worktree and
 a bare `--diff` get none of it.
 
-A wholly deleted test is set aside when:
-1. every line of it (decorators, header, body) was written by one commit, X, as `git blame` at
-   the base tells: X is in the base's history, so it was reviewed and merged before; a test
-   edited since, or reaching past the start of a shallow clone, does not qualify;
-2. X changed source code (not tests, not documentation), by more than punctuation, and the
-   change takes all of that back: in every source file X touched, each line X's commit left in
-   the file more times than before, the change leaves in it as many times fewer, and each line
-   X left fewer times, the change brings back as often (lines compared as they are,
-   indentation included, trailing spaces not; net counts, so neither diff's alignment
-   matters).
+A wholly deleted test is set aside when every line of it (decorators, header, body) was
+written by one commit, X, as `git blame` at the base tells (X is in the base's history, so it
+was reviewed and merged before; a test edited since, or reaching past the start of a shallow
+clone, does not qualify), and the change takes back X's change to source code (not tests, not
+documentation):
+1. X changed code: among the source lines X wrote that still stand at the base, or took out
+   and the change brings back, one is telling (8 characters or more, a letter or digit) and
+   code: not a comment (`#`, `//`, `/*`, `*`), not strings alone (a docstring's lines, told
+   by tokenizing the whole Python file; a string statement), not a literal given to a
+   version-like name (`__version__ = "1.0.1"`);
+2. X's own lines go: in every source file X touched, the file is where X left it at the base,
+   every non-blank line `git blame` at the base gives to X is among the lines the change
+   deletes from it (as the diff aligns them or as an equally valid diff would:
+   `app.guards.subjects.alignments`), and a file X did not create still exists after the
+   change; deleting identical lines elsewhere in its place takes nothing back;
+3. X's removed lines come back: each line X left fewer times in a file, the change leaves in
+   it as many times more (net counts, lines compared as they are, indentation included,
+   trailing spaces not);
+4. not moved: fewer than half of the telling lines X added (net) are added anywhere in the
+   change (`app.guards.subjects.mostly_added`): X's code written again elsewhere is a move.
 
 So a test written with a fix goes when the fix goes. What it cannot excuse: a test whose code
 stays as it was when the test was written (nothing of X's is taken back, or only part), a test
@@ -28,20 +38,49 @@ Whether the test exercises the very lines X changed is not asked: tests reach a 
 behaviour (an HTTP request to an app whose query parser was fixed), which names cannot show.
 So a commit that added many tests with a small change to the code frees all of them when that
 change is taken back: the change is then a revert of reviewed history, in plain sight, which
-the review panel and the human approval see.
+the review panel and the human approval see. Nor can text tell a fix taken back from one put
+back in another spelling, or rewritten in other words into another file: a known gap, which
+the review panel and the human approval are there for.
 """
 
 from __future__ import annotations
 
+import io
+import re
+import tokenize
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from app.guards.changes import ChangeSet, FileChange
 from app.guards.code_names import is_source
+from app.guards.subjects import alignments, mostly_added
 from app.guards.trees import TreeView
 
 # Shorter lines (`}`, `pass`, `else:`) say too little to count as a change of the code.
 _MIN_LINE = 8
+_COMMENT_STARTS = ("#", "//", "/*", "*")
+# A line that is only a string literal (Python: a docstring's line, a string statement).
+_STRING_ONLY = re.compile(
+    r"""[rRbBuUfF]{0,2}(?:"{3}(?:(?!"{3}).)*(?:"{3})?|'{3}(?:(?!'{3}).)*(?:'{3})?"""
+    r"""|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""
+    r"""|[^"'=(]*(?:"{3}|'{3})"""
+)
+# A literal assigned to a version-like name: `__version__ = "1.0.1"`, `VERSION = (1, 0)`.
+_VERSION = re.compile(
+    r"""(?:export\s+)?(?:(?:const|let|var)\s+)?[\w.]*version\w*\s*(?::\s*\w+\s*)?:?=\s*"""
+    r"""(?:"[^"]*"|'[^']*'|[\d.]+|\([\d,\s]*\))\s*[;,]?""",
+    re.IGNORECASE,
+)
+# Tokens that are not code: what a line holding only these says is prose or layout.
+_PROSE_TOKENS = frozenset(
+    {tokenize.COMMENT, tokenize.STRING, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT}
+    | {tokenize.DEDENT, tokenize.ENDMARKER}
+    | {
+        getattr(tokenize, name)
+        for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+        if hasattr(tokenize, name)
+    }
+)
 
 
 class Reverts:
@@ -74,34 +113,114 @@ class Reverts:
         """Whether this change takes back all of `commit`'s change to source code."""
         if commit not in self._undone:
             earlier = self._trees.commit(commit)
-            self._undone[commit] = earlier is not None and self._takes_back(earlier)
+            self._undone[commit] = earlier is not None and self._takes_back(commit, earlier)
         return self._undone[commit]
 
-    def _takes_back(self, earlier: ChangeSet) -> bool:
+    def _takes_back(self, commit: str, earlier: ChangeSet) -> bool:
         sources = [c for c in earlier.files if is_source(c.new_path or c.old_path)]
+        standing: list[dict[int, str]] = []
+        code = False
+        for change in sources:
+            found = self._standing(commit, change)
+            if found is None:
+                return False  # the file is not where the commit left it, or has no history
+            lines, prose = found
+            standing.append(lines)
+            path = change.new_path or ""
+            code = code or any(n not in prose and _is_code(text, path) for n, text in lines.items())
         changed = [_net(c) for c in sources]
-        if not any(_telling(text) for net in changed for text, count in net.items() if count):
-            return False  # no code changed (a commit of tests or docs alone), or next to none
-        return all(self._takes_back_file(c, net) for c, net in zip(sources, changed, strict=True))
-
-    def _takes_back_file(self, earlier: FileChange, net: Counter[str]) -> bool:
-        """Whether the change's own net change to the file undoes `net`: it loses each line
-        the earlier commit gained, as many times, and regains each line it lost. Net counts do
-        not depend on how either diff was aligned."""
-        mine = self._net_at(earlier)
-        return all(
-            mine[text] <= -count if count > 0 else mine[text] >= -count
+        for change, net in zip(sources, changed, strict=True):
+            code = code or self._brings_back_code(change, net)
+        if not code:
+            return False  # no code changed (tests, docs, comments, a version), or next to none
+        # A line X re-indented (lost at one indent, gained at another) comes back with a
+        # take-back: not evidence of a move.
+        lost = {text.strip() for net in changed for text, count in net.items() if count < 0}
+        gained = [
+            text
+            for net in changed
             for text, count in net.items()
+            if count > 0 and text.strip() not in lost
+        ]
+        if any(map(_telling, gained)) and mostly_added(gained, self._added_lines()):
+            return False  # what the commit wrote is written again: moved, not taken back
+        return all(
+            self._deletes(change, lines) and self._brings_back(change, net)
+            for change, lines, net in zip(sources, standing, changed, strict=True)
         )
 
-    def _net_at(self, earlier: FileChange) -> Counter[str]:
-        """The change's net change to the file the earlier commit left (or took away)."""
+    def _standing(self, commit: str, earlier: FileChange) -> tuple[dict[int, str], set[int]] | None:
+        """The non-blank lines of the file the earlier commit left that are still its lines at
+        the base (`git blame` of the whole file), by number, and which of the file's lines
+        hold no code (`_prose_lines`); None when the base has no file there (moved or deleted
+        since) or no history."""
+        if earlier.new_path is None:
+            return {}, set()
+        text = self._trees.text("base", earlier.new_path)
+        if text is None:
+            return None
+        lines = text.splitlines()
+        origins = self._trees.origins(earlier.new_path, range(1, len(lines) + 1))
+        if origins is None:
+            return None
+        standing = {
+            number: lines[number - 1]
+            for number, origin in origins.items()
+            if origin == commit and lines[number - 1].strip()
+        }
+        return standing, _prose_lines(earlier.new_path, text)
+
+    def _deletes(self, earlier: FileChange, standing: Mapping[int, str]) -> bool:
+        """Whether the change deletes every line the earlier commit wrote that still stands at
+        the base, in the diff's alignment or an equally valid one, and leaves the file it
+        found if the earlier commit did (a take-back restores the file, it does not delete
+        it)."""
+        mine = next((c for c in self._files if c.old_path == earlier.new_path), None)
+        if mine is None:
+            return not standing
+        if earlier.old_path is not None and mine.new_path is None:
+            return False
+        if not standing:
+            return True
+        text = self._trees.text("base", earlier.new_path or "") or ""
+        removed = {line.number for line in mine.removed}
+        slid = set().union(*alignments(text.splitlines(), removed))
+        return set(standing) <= slid
+
+    def _brings_back(self, earlier: FileChange, net: Counter[str]) -> bool:
+        """Whether the change brings back each line the earlier commit took out of the file,
+        as often (net counts do not depend on how either diff was aligned)."""
+        mine = self._mine_at(earlier)
+        back = _net(mine) if mine is not None else Counter()
+        return all(back[text] >= -count for text, count in net.items() if count < 0)
+
+    def _brings_back_code(self, earlier: FileChange, net: Counter[str]) -> bool:
+        """Whether a line the earlier commit took out of the file, and the change brings back,
+        is code where it comes back (a docstring's inner line is told as such only in the
+        whole file)."""
+        lost = {text for text, count in net.items() if count < 0}
+        mine = self._mine_at(earlier)
+        if not lost or mine is None or mine.new_path is None:
+            return False
+        text = self._trees.text("head", mine.new_path) or ""
+        prose = _prose_lines(mine.new_path, text)
+        return any(
+            line.number not in prose and _is_code(line.text, mine.new_path)
+            for line in mine.added
+            if line.text.rstrip() in lost
+        )
+
+    def _added_lines(self) -> set[str]:
+        return {line.text.strip() for change in self._files for line in change.added}
+
+    def _mine_at(self, earlier: FileChange) -> FileChange | None:
+        """The change's change to the file the earlier commit left (or took away)."""
         for change in self._files:
             if earlier.new_path is not None and change.old_path == earlier.new_path:
-                return _net(change)
+                return change
             if earlier.old_path is not None and change.new_path == earlier.old_path:
-                return _net(change)
-        return Counter()
+                return change
+        return None
 
 
 def _net(change: FileChange) -> Counter[str]:
@@ -123,3 +242,37 @@ def _telling(text: str) -> bool:
     a change of punctuation alone is no change of behaviour to take back."""
     stripped = text.strip()
     return len(stripped) >= _MIN_LINE and any(c.isalnum() for c in stripped)
+
+
+def _is_code(text: str, path: str) -> bool:
+    """Whether a line says something and is code: not a comment, not a line of a string
+    alone (a docstring's), not a literal given to a version-like name."""
+    stripped = text.strip()
+    if not _telling(stripped) or stripped.startswith(_COMMENT_STARTS):
+        return False
+    if _is_python(path) and _STRING_ONLY.fullmatch(stripped):
+        return False
+    return not _VERSION.fullmatch(stripped)
+
+
+def _prose_lines(path: str, text: str) -> set[int]:
+    """The lines of a Python file that hold no code, only strings and comments (a
+    docstring's inner lines among them); none for other languages, or a file Python cannot
+    tokenize."""
+    if not _is_python(path):
+        return set()
+    code: set[int] = set()
+    rows: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            covered = range(token.start[0], token.end[0] + 1)
+            rows.update(covered)
+            if token.type not in _PROSE_TOKENS:
+                code.update(covered)
+    except (tokenize.TokenError, SyntaxError):
+        return set()
+    return rows - code
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))

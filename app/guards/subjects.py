@@ -52,6 +52,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from app.guards.changes import FileChange, Line
 from app.guards.code_names import (
@@ -65,10 +66,12 @@ from app.guards.code_names import (
     is_source,
     references,
 )
-from app.guards.reverts import Reverts
 from app.guards.suite import Definition, block_end, definitions, indent
 from app.guards.trees import Hit, TreeView
 from app.guards.twins import Twins
+
+if TYPE_CHECKING:
+    from app.guards.reverts import Reverts
 
 # A deleted body counts as added back (a rename or move) when this share of its lines is.
 _MOVED_SHARE = 0.5
@@ -171,7 +174,7 @@ class Exemptions:
         if self._trees.listing("head", directory):
             return False
         deleted = [line.text for c in sources for line in c.removed]
-        return not _mostly_added(deleted, self._added_lines)
+        return not mostly_added(deleted, self._added_lines)
 
     # -- 2. the subject went with it -----------------------------------------------------
 
@@ -302,7 +305,7 @@ class Exemptions:
         name. A body too short to compare counts as moved."""
         for removed in self._removed[name]:
             body = _body_after(self._files[removed.file], removed.line)
-            if not body or _mostly_added(body, self._added_lines):
+            if not body or mostly_added(body, self._added_lines):
                 return True
         return any(self._retargeted(name, change) for change in self._files)
 
@@ -428,6 +431,8 @@ class Exemptions:
 
     @cached_property
     def _reverts(self) -> Reverts | None:
+        from app.guards.reverts import Reverts  # it reads this module's `alignments`
+
         return Reverts(self._files, self._trees) if self._trees is not None else None
 
     def _reverted(self, index: int, defs: Sequence[Definition]) -> set[int]:
@@ -592,7 +597,7 @@ def alignments(lines: Sequence[str], deleted: set[int]) -> list[set[int]]:
     return [deleted, down, up]
 
 
-def _mostly_added(lines: Sequence[str], added: set[str]) -> bool:
+def mostly_added(lines: Sequence[str], added: set[str]) -> bool:
     """Whether most of `lines` that say something come back among the added lines (True
     when none says anything: nothing shows they are gone)."""
     telling = [text.strip() for text in lines if _telling(text)]

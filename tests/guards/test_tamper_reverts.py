@@ -269,3 +269,196 @@ def test_the_last_tests_of_suites_reverted_in_javascript_pass(repo: GitRepo):
         "test/lib.spec.js:7 test 'rejects back' removed",
         "test/lib.spec.js:13 test 'rejects back' removed",
     ]
+
+
+# -- what is not a take-back: the fix's own lines must go, not their like --------------------
+
+GUARDED = """\
+def fetch(value, default):
+    if value is None:
+        return default
+    return value
+
+
+def parse(value, default):
+    return value.strip()
+"""
+GUARDED_FIXED = GUARDED.replace(
+    "    return value.strip()\n",
+    "    if value is None:\n        return default\n    return value.strip()\n",
+)
+GUARDED_TESTS = """\
+from pkg.lib import parse
+
+
+def test_parse():
+    assert parse(" a ", "d") == "a"
+"""
+GUARDED_TESTS_FIXED = (
+    GUARDED_TESTS + '\n\ndef test_parse_none():\n    assert parse(None, "d") == "d"\n'
+)
+NONE_REMOVED = ["tests/test_lib.py:5 test 'test_parse_none' removed"]
+
+
+def guarded(repo: GitRepo, *, lib: str = GUARDED, fixed: str = GUARDED_FIXED) -> str:
+    """A base whose last commit fixed `parse(None)` and added its test; the base's id."""
+    repo.write("README.md", "x\n")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/lib.py", lib)
+    repo.write("tests/test_lib.py", GUARDED_TESTS)
+    repo.commit("lib")
+    repo.write("pkg/lib.py", fixed)
+    repo.write("tests/test_lib.py", GUARDED_TESTS_FIXED)
+    return repo.commit("fix parse(None)")
+
+
+def test_the_same_lines_deleted_from_another_function_take_nothing_back(repo: GitRepo):
+    """The fix's lines are in `fetch` too: deleting those (rewriting `fetch`) evens the net
+    counts, but the fix's own lines stand, so its test is still reported."""
+    base = guarded(repo)
+    repo.write(
+        "pkg/lib.py",
+        GUARDED_FIXED.replace(
+            "    if value is None:\n        return default\n    return value\n",
+            "    return default if value is None else value\n",
+            1,
+        ),
+    )
+    repo.write("tests/test_lib.py", GUARDED_TESTS)
+    assert findings(repo, base, repo.commit("tidy fetch")) == NONE_REMOVED
+
+
+def test_a_revert_of_the_same_fix_still_passes(repo: GitRepo):
+    base = guarded(repo)
+    repo.git("revert", "--no-edit", base)
+    assert findings(repo, base, "HEAD") == []
+
+
+def test_a_module_rewritten_into_a_new_file_takes_nothing_back(repo: GitRepo):
+    """The fixed file is deleted and its code, fix included, written anew into a file git does
+    not pair with it: a take-back leaves the file the fix changed, it does not delete it."""
+    base = guarded(repo)
+    repo.remove("pkg/lib.py")
+    repo.write(
+        "pkg/library.py",
+        '"""Value helpers."""\n\n\ndef fetch(value, default):\n'
+        "    return default if value is None else value\n\n\n"
+        "def parse(value, default):\n    return default if value is None else value.strip()\n",
+    )
+    repo.write("tests/test_lib.py", GUARDED_TESTS.replace("pkg.lib", "pkg.library"))
+    assert findings(repo, base, repo.commit("rewrite")) == NONE_REMOVED
+
+
+STRICT = """
+
+def strict_parse(text):
+    pairs = [part.split("=", 1) for part in text.split("&") if part]
+    if any(len(pair) != 2 for pair in pairs):
+        raise ValueError("every part needs a value")
+    return dict(pairs)
+"""
+STRICT_TEST = """
+
+def test_strict_parse_rejects_bare_keys():
+    from pkg.query import strict_parse
+
+    with pytest.raises(ValueError):
+        strict_parse("a")
+"""
+
+
+def test_code_moved_to_another_file_is_not_taken_back(repo: GitRepo):
+    """The commit added `strict_parse`; the change moves it, word for word, into a new module
+    (the old one stays, so git sees no rename): what the commit wrote is written again."""
+    fixed = history(repo, fix=QUERY + STRICT, tests="import pytest\n" + TESTS_FIXED + STRICT_TEST)
+    base = repo.git("rev-parse", "HEAD")
+    repo.write("pkg/query.py", QUERY)
+    repo.write("pkg/strict.py", "# Strict parsing.\n" + STRICT)
+    repo.write("tests/test_query.py", "import pytest\n" + TESTS)
+    assert fixed
+    assert findings(repo, base, repo.commit("move strict parsing")) == [
+        "tests/test_query.py:6 test 'test_reserved_keys_are_dropped' removed",
+        "tests/test_query.py:6 test 'test_strict_parse_rejects_bare_keys' removed",
+    ]
+
+
+def test_a_new_module_reverted_whole_passes(repo: GitRepo):
+    """The commit created the file: taking it back deletes the file."""
+    repo.write("README.md", "x\n")
+    repo.write("pkg/__init__.py", "")
+    repo.write("tests/test_query.py", "import pytest\n")
+    repo.commit("start")
+    repo.write("pkg/query.py", STRICT.lstrip())
+    repo.write("tests/test_query.py", "import pytest\n" + STRICT_TEST)
+    fixed = repo.commit("strict parsing")
+    repo.git("revert", "--no-edit", fixed)
+    assert findings(repo, fixed, "HEAD") == []
+
+
+# -- what is not a change of code: comments, docstrings, a version -----------------------------
+
+MORE_TESTS = GUARDED_TESTS + "\n\ndef test_parse_tabs():\n    assert parse('\\ta\\t', 'd') == 'a'\n"
+TABS_REMOVED = ["tests/test_lib.py:5 test 'test_parse_tabs' removed"]
+
+
+def test_taking_back_a_comment_fix_frees_no_test(repo: GitRepo):
+    repo.write("README.md", "x\n")
+    repo.write("pkg/lib.py", "# Helpers for parsng values.\n" + GUARDED)
+    repo.write("tests/test_lib.py", GUARDED_TESTS)
+    repo.commit("lib")
+    repo.write("pkg/lib.py", "# Helpers for parsing values.\n" + GUARDED)
+    repo.write("tests/test_lib.py", MORE_TESTS)
+    base = repo.commit("more tests; fix a typo")
+    repo.git("revert", "--no-edit", base)
+    assert findings(repo, base, "HEAD") == TABS_REMOVED
+
+
+def test_taking_back_a_docstring_fix_frees_no_test(repo: GitRepo):
+    doc = 'def parse(value, default):\n    """Strip\n    the valeu.\n    """\n    return value\n'
+    repo.write("README.md", "x\n")
+    repo.write("pkg/lib.py", doc)
+    repo.write("tests/test_lib.py", GUARDED_TESTS)
+    repo.commit("lib")
+    repo.write("pkg/lib.py", doc.replace("valeu", "value, or the default"))
+    repo.write("tests/test_lib.py", MORE_TESTS)
+    base = repo.commit("more tests; fix a typo")
+    repo.git("revert", "--no-edit", base)
+    assert findings(repo, base, "HEAD") == TABS_REMOVED
+
+
+def test_taking_back_a_version_bump_frees_no_test(repo: GitRepo):
+    repo.write("README.md", "x\n")
+    repo.write("pkg/__init__.py", '__version__ = "1.0.0"\n')
+    repo.write("pkg/lib.py", GUARDED)
+    repo.write("tests/test_lib.py", GUARDED_TESTS)
+    repo.commit("lib")
+    repo.write("pkg/__init__.py", '__version__ = "1.0.1"\n')
+    repo.write("tests/test_lib.py", MORE_TESTS)
+    base = repo.commit("release 1.0.1 with more tests")
+    repo.git("revert", "--no-edit", base)
+    assert findings(repo, base, "HEAD") == TABS_REMOVED
+
+
+def test_a_revert_of_a_fix_that_wrapped_a_line_in_a_block_passes(repo: GitRepo):
+    """The fix re-indented a line under a new `if`: the revert adding it back at its old indent
+    is no move (axios's revert of its header fix)."""
+    wrapped = (
+        QUERY_FIXED.replace(
+            "    return {key: value for key, value in pairs if key not in reserved}\n",
+            "    if not reserved.intersection(dict(pairs)):\n"
+            "        return {key: value for key, value in pairs}\n"
+            '    raise ValueError("reserved key")\n',
+        )
+        .replace(
+            '    reserved = {"__proto__", "constructor"}\n',
+            '    reserved = {"__proto__"}\n',
+        )
+        .replace(
+            "{key: value for key, value in pairs if key not in reserved}",
+            "{key: value for key, value in pairs}",
+        )
+    )
+    fixed = history(repo, fix=wrapped)
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("revert", "--no-edit", fixed)
+    assert findings(repo, base, "HEAD") == []
