@@ -13,6 +13,8 @@ still catch. Real rule, real git.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.guards.conftest import GitRepo, tamper
 
 FIXTURES = "".join(
@@ -198,3 +200,42 @@ def test_a_skip_in_a_new_test_passes(repo: GitRepo):
     after = OLD_TESTS + "\n\ndef test_new():\n    if True:\n        pytest.skip('later')\n"
     files = {"tests/test_a.py": OLD_TESTS}
     assert tamper(repo, files, lambda r: r.write("tests/test_a.py", after)) == []
+
+
+# -- red-team: narrowing collection by other means ---------------------------------------
+
+RED = {
+    "tests/test_red.py": "def test_red():\n    assert compute() == 2\n",
+    "tests/test_green.py": "def test_green():\n    assert True\n",
+}
+
+
+def test_implicit_string_concatenation_in_collect_ignore_is_narrowing(repo: GitRepo):
+    """`"test_" "red.py"` is `test_red.py` to Python: not two new files to ignore."""
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/conftest.py", 'collect_ignore = ["test_" "red.py"]\n')
+        r.write("tests/test_", "")
+        r.write("tests/red.py", "")
+
+    found = tamper(repo, RED, change)
+    assert "tests/conftest.py:1 test collection narrowed" in found
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (
+            "tests/conftest.py",
+            "def pytest_collection_modifyitems(items):\n"
+            "    items[:] = [i for i in items if 'red' not in i.name]\n",
+        ),
+        ("tests/conftest.py", "def pytest_ignore_collect(collection_path):\n    return True\n"),
+        ("pytest.ini", "[pytest]\npython_files = test_green.py\n"),
+        ("pytest.ini", "[pytest]\ntestpaths = tests/test_green.py\n"),
+        ("pytest.ini", '[pytest]\naddopts = -m "not wip"\n'),
+    ],
+)
+def test_collection_narrowed_by_hooks_and_settings_is_reported(repo: GitRepo, path: str, text: str):
+    found = tamper(repo, RED, lambda r: r.write(path, text))
+    assert any(f.startswith(path) and f.endswith("test collection narrowed") for f in found)
