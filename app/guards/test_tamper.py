@@ -131,9 +131,11 @@ _MODULE_MARKERS = re.compile(r"^\s*pytestmark\s*=.*\b(skip|skipif|xfail)\b")
 _NARROWING = re.compile(
     r"--deselect\b|--ignore(-glob)?\b|\bcollect_ignore(_glob)?\b|\bnorecursedirs\b"
     r"|(^|\s)-[km]\s+['\"]?not\b"
-    # What is collected at all, and hooks that drop or skip collected items.
-    r"|\b(?:testpaths|python_files|python_classes|python_functions)\b"
+    # Which files, classes and functions are collected, and hooks that drop collected items.
+    r"|\b(?:python_files|python_classes|python_functions)\b"
     r"|\bpytest_(?:collection_modifyitems|ignore_collect|collect_file|pycollect_makeitem)\b"
+    # A conftest.py setting its names indirectly (`globals()["collect_" "ignore"] = ...`).
+    r"|\bglobals\s*\(\s*\)\s*\[|(?<![\w.])exec\s*\("
 )
 # A narrowing option with what it narrows: `--ignore=src/vendor`, `--deselect "t.py::x"`.
 _NARROWING_OPTION = re.compile(

@@ -232,8 +232,8 @@ def test_implicit_string_concatenation_in_collect_ignore_is_narrowing(repo: GitR
         ),
         ("tests/conftest.py", "def pytest_ignore_collect(collection_path):\n    return True\n"),
         ("pytest.ini", "[pytest]\npython_files = test_green.py\n"),
-        ("pytest.ini", "[pytest]\ntestpaths = tests/test_green.py\n"),
         ("pytest.ini", '[pytest]\naddopts = -m "not wip"\n'),
+        ("tests/conftest.py", 'globals()["collect_" "ignore"] = ["test_red.py"]\n'),
     ],
 )
 def test_collection_narrowed_by_hooks_and_settings_is_reported(repo: GitRepo, path: str, text: str):
