@@ -50,7 +50,18 @@ _ASSIGNED = r"(?<![\w$.])(?:{name})\s*=(?!=)"
 # A line that may call an alias as a test: `name(` then a quoted name, or the end of the line.
 _CALL = re.compile(r"^\s*(?P<n>[A-Za-z_$][\w$]*)\s*\(\s*(?:['\"`]|$)")
 _FUNCTIONS = frozenset({"it", "test", "describe", "context", "specify", "suite"})
-_PROCESS = re.compile(r"(?<![\w$.])process(?![\w$])")
+# Ways a JavaScript file binds the name `process` itself: declared, assigned, destructured
+# into, or a parameter of a function or arrow.
+_PROCESS_BINDINGS = (
+    re.compile(r"\b(?:const|let|var|class|function)\s+process\b"),
+    re.compile(r"(?<![\w$.])process\s*=(?![=>])"),
+    re.compile(r"(?<![\w$.])process\s*=>"),
+    re.compile(r"\(([^()]*[,\s(])?process\b[^()]*\)\s*=>"),
+    re.compile(r"\bfunction\b[^(]*\(([^()]*[,\s(])?process\b"),
+    re.compile(r"[\[{][^=\]}]*(?<![\w$.])process\b[^=]*[\]}]\s*=(?![=>])"),
+)
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
+_COMMENT = re.compile(r"//.*$|/\*.*?\*/")
 # The choice written in place, called at the start of a line: `(cond ? it.skip : it)(`.
 _INLINE = re.compile(
     rf"^(?P<lead>\s*)\(\s*(?P<cond>[^?]+?)\s*\?\s*(?P<yes>{_FUNCTION}(?:\.skip)?)\s*:\s*"
@@ -84,30 +95,32 @@ def linux_aliases(lines: Iterable[str]) -> dict[str, str]:
 
 
 def platform_trusted(texts: Sequence[str]) -> bool:
-    """Whether `process` in these lines can only be Node's: every use of the word reads an
-    attribute of it (`process.platform`), so nothing declares, assigns, destructures or takes
-    a parameter of that name (`const process = {platform: 'win32'}` would make any condition
-    on it say what the file wants)."""
-    return all(
-        re.match(r"\s*\.", text[match.end() :])
-        for text in texts
-        for match in _PROCESS.finditer(text)
-    )
+    """Whether `process` in these lines can only be Node's: nothing in the code (comments and
+    strings aside) declares, assigns, destructures into or takes a parameter of that name
+    (`const process = {platform: 'win32'}` would make any condition on it say what the file
+    wants). Passing it along (`jest.spyOn(process, 'exit')`) binds nothing."""
+    return not any(binding.search(_code(text)) for text in texts for binding in _PROCESS_BINDINGS)
+
+
+def _code(text: str) -> str:
+    """A line without its strings and comments."""
+    return _COMMENT.sub("", _STRING.sub('""', text))
 
 
 def _only_declared_and_called(texts: Sequence[str], alias: str) -> bool:
-    """Whether the alias appears only in its declaration and as a test call at the start of a
-    line: any other use (destructured into, passed, shadowed by a parameter) may make it
-    something else where it is called."""
+    """Whether the alias appears in the code (comments and strings aside) only in its
+    declaration and as a test call at the start of a line: any other use (destructured into,
+    passed, shadowed by a parameter) may make it something else where it is called."""
     word = re.compile(rf"(?<![\w$.]){re.escape(alias)}(?![\w$])")
     for text in texts:
-        if not word.search(text):
+        code = _code(text)
+        if not word.search(code):
             continue
         declaration = _DECLARATION.match(text)
         if declaration is not None and declaration["alias"] == alias:
             continue
         call = _CALL.match(text)
-        if call is None or call["n"] != alias or len(word.findall(text)) != 1:
+        if call is None or call["n"] != alias or len(word.findall(code)) != 1:
             return False
     return True
 
