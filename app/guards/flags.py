@@ -26,6 +26,7 @@ flag, so the skip is reported, as it was before this module.
 from __future__ import annotations
 
 import ast
+import builtins
 import posixpath
 import re
 from collections.abc import Callable
@@ -44,6 +45,7 @@ _ONE_NAME = re.compile(r"^[A-Za-z_]\w*$")
 # skip decorator: click's `monkeypatch.setattr(click._termui_impl, "WIN", True)`).
 _INDIRECT = re.compile(
     r"(?<![\w.])setattr\s*\(|^\S.*\.setattr\s*\(|__dict__|\bglobals\s*\(|\bvars\s*\("
+    r"|__setattr__|(?<![\w.])(?:exec|eval|compile)\s*\("
 )
 
 
@@ -66,20 +68,50 @@ def _resolve(
     statement = _only_binding(module, name)
     if statement is None:
         return None
+    home = module
     if not isinstance(statement, ast.ImportFrom):
         value, original = statement.value, name
     else:
         original = next(a.name for a in statement.names if (a.asname or a.name) == name)
         where = _defining_module(trees, side, path, statement, original)
-        if where is None:
+        if where is None or _submodule_named(trees, side, where, original):
             return None
-        definition = _only_binding(python_module(trees.text(side, where)), original)
+        home = python_module(trees.text(side, where)) or module
+        definition = _only_binding(home, original)
         if definition is None or isinstance(definition, ast.ImportFrom):
             return None
         value = definition.value
     if value is None or _rebound(trees, side, {name, original}):
         return None
-    return value
+    return value if _stdlib_names_only(home, value) else None
+
+
+def _submodule_named(trees: TreeView, side: Side, where: str, name: str) -> bool:
+    """Whether a package's `__init__.py` has a submodule of the flag's name: importing it
+    rebinds the name in the package to the module, which is true."""
+    if posixpath.basename(where) != "__init__.py":
+        return False
+    folder = posixpath.dirname(where)
+    candidates = (posixpath.join(folder, f"{name}.py"), posixpath.join(folder, name, "__init__.py"))
+    return any(trees.text(side, candidate) is not None for candidate in candidates)
+
+
+def _stdlib_names_only(module: ast.Module, value: ast.expr) -> bool:
+    """Whether every name the flag's expression reads is a module the flag's own module binds
+    once, by a plain `import` of it (`import sys`), or a builtin it never binds (`getattr`):
+    not a `sys` of its own making."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Name):
+            if hasattr(builtins, node.id) and binding_count(module, node.id) == 0:
+                continue
+            plain = any(
+                isinstance(statement, ast.Import)
+                and any(a.name == node.id and a.asname is None for a in statement.names)
+                for statement in module.body
+            )
+            if not plain or binding_count(module, node.id) != 1:
+                return False
+    return True
 
 
 def _only_binding(

@@ -184,3 +184,65 @@ def test_the_flag_is_read_at_the_head(repo: GitRepo):
         skip(r)
 
     assert tamper(repo, FILES, change) == ADDED
+
+
+# -- red-team: a flag that is not what it looks like ---------------------------------------
+
+RT_TESTS = "import pytest\n{imp}\n\n\ndef test_edit():\n    assert edit('a') == 'a'\n"
+
+
+def _skip_on(repo: GitRepo, flag: str, imp: str, extra: dict[str, str]) -> list[str]:
+    files = {"src/pkg/__init__.py": "", "tests/test_edit.py": RT_TESTS.format(imp=imp), **extra}
+    skipped = RT_TESTS.format(imp=imp).replace(
+        "def test_edit", f'@pytest.mark.skipif({flag}, reason="win")\ndef test_edit'
+    )
+    return tamper(repo, files, lambda r: r.write("tests/test_edit.py", skipped))
+
+
+@pytest.mark.parametrize(
+    ("flag", "imp", "extra"),
+    [
+        # Rebound through the module's own __setattr__, in a conftest.
+        (
+            "WIN",
+            "from pkg._compat import WIN",
+            {
+                "src/pkg/_compat.py": COMPAT,
+                "tests/conftest.py": 'import pkg._compat as c\n\nc.__setattr__("WIN", True)\n',
+            },
+        ),
+        # Rebound by exec in the test module.
+        ("WIN", 'from pkg._compat import WIN\nexec("WIN = True")', {"src/pkg/_compat.py": COMPAT}),
+        # A package flag named like a submodule, which importing the submodule rebinds.
+        (
+            "windows",
+            "from pkg import windows",
+            {
+                "src/pkg/__init__.py": (
+                    'import sys\n\nwindows = sys.platform.startswith("win")\n\n'
+                    "from pkg import core  # noqa\n"
+                ),
+                "src/pkg/core.py": "from pkg.windows import console  # noqa\n",
+                "src/pkg/windows.py": "console = None\n",
+            },
+        ),
+        # The flag's module reads a `sys` of its own making.
+        (
+            "WIN",
+            "from pkg._compat import WIN",
+            {
+                "src/pkg/_compat.py": (
+                    'from pkg._platforms import sys\n\nWIN = sys.platform.startswith("win")\n'
+                ),
+                "src/pkg/_platforms.py": (
+                    'import sys as _sys\n\n\nclass sys:\n    platform = "win-" + _sys.platform\n'
+                ),
+            },
+        ),
+    ],
+)
+def test_a_flag_that_may_hold_on_linux_after_all_is_reported(
+    repo: GitRepo, flag: str, imp: str, extra: dict[str, str]
+):
+    found = _skip_on(repo, flag, imp, extra)
+    assert [f for f in found if f.endswith(" skip marker added to a test")], found
