@@ -377,8 +377,52 @@ def _markers(
     # A skip that left with its test for another file (`travelled`) replaces nothing here.
     left: set[int] = travelled.left if travelled else set()
     kinds = zip(change.removed, _skip_kinds(change.removed, sides, "base"), strict=True)
-    already = sum(1 for line, kind in kinds if kind and line.number not in left)
-    return found + skips[already:]
+    gone = [(line, kind) for line, kind in kinds if kind and line.number not in left]
+    return found + _net_of(skips, gone, sides)
+
+
+def _net_of(skips: list[Tamper], gone: list[tuple[Line, str]], sides: _Sides) -> list[Tamper]:
+    """The new skips that no removed one replaces. With both whole files, a skip taken off a
+    test replaces only a skip on that same test (a reworded reason, a `skip` made a `skipif`):
+    taken off a passing test, it does not pay for one put on another. A skip whose test
+    cannot be told (no trees, a module-wide marker) is netted against any, as before."""
+    base, head = sides.whole("base"), sides.whole("head")
+    if base is None or head is None:
+        return skips[len(gone) :]
+    removed = Counter(_skipped_test(base, line.number, kind) for line, kind in gone)
+    head_kinds = dict(
+        zip((line.number for line in head), _skip_kinds(head, sides, "head"), strict=True)
+    )
+    kept: list[Tamper] = []
+    for tamper in skips:
+        kind = head_kinds.get(tamper.line or 0)
+        name = _skipped_test(head, tamper.line or 0, kind) if kind else None
+        if name is not None and removed[name] > 0:
+            removed[name] -= 1
+        elif name is None and sum(removed.values()) > 0:
+            removed[next(n for n, c in removed.items() if c > 0)] -= 1
+        elif name is not None and removed[None] > 0:
+            removed[None] -= 1
+        else:
+            kept.append(tamper)
+    return kept
+
+
+def _skipped_test(whole: Sequence[Line], number: int, kind: str | None) -> str | None:
+    """The name of the test a skip line (numbered in the whole file) applies to; None when
+    that cannot be told."""
+    index = number - 1
+    if kind is None or not 0 <= index < len(whole):
+        return None
+    if kind in ("defining", "conditional"):
+        header: int | None = number if definition_name_at(whole, index) else None
+    elif kind == "decorator":
+        header = _header_after(whole, index)
+    elif kind == "body":
+        header, _ = _header_before(whole, index)
+    else:
+        return None
+    return _name_at(whole, header)
 
 
 def _narrowings(text: str, path: str) -> list[str]:

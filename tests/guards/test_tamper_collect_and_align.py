@@ -239,3 +239,28 @@ def test_implicit_string_concatenation_in_collect_ignore_is_narrowing(repo: GitR
 def test_collection_narrowed_by_hooks_and_settings_is_reported(repo: GitRepo, path: str, text: str):
     found = tamper(repo, RED, lambda r: r.write(path, text))
     assert any(f.startswith(path) and f.endswith("test collection narrowed") for f in found)
+
+
+# -- a skip taken off one test does not pay for one put on another ------------------------
+
+TWO = (
+    "import pytest\n\n\n@pytest.mark.skip(reason='slow')\ndef test_dead():\n    assert old() == 1\n"
+    "\n\ndef test_red():\n    assert compute() == 2\n"
+)
+
+
+def test_a_skip_moved_from_one_test_to_another_is_reported(repo: GitRepo):
+    """Red-team: the skip leaves a passing test and lands on the red one; counted per file,
+    the one taken off paid for the one put on."""
+    moved = (
+        "import pytest\n\n\ndef test_dead():\n    assert old() == 1\n"
+        "\n\n@pytest.mark.skip(reason='slow')\ndef test_red():\n    assert compute() == 2\n"
+    )
+    found = tamper(repo, {"tests/test_x.py": TWO}, lambda r: r.write("tests/test_x.py", moved))
+    assert found == ["tests/test_x.py:8 skip marker added to a test"]
+
+
+def test_a_skip_reworded_on_the_same_test_passes(repo: GitRepo):
+    reworded = TWO.replace("skip(reason='slow')", "skip(reason='takes a minute')")
+    found = tamper(repo, {"tests/test_x.py": TWO}, lambda r: r.write("tests/test_x.py", reworded))
+    assert found == []
