@@ -77,6 +77,7 @@ from app.guards.counts import Counts
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
+from app.guards.pytest_config import is_config, may_collect
 from app.guards.relocations import Relocations, relocate
 from app.guards.skip_conditions import (
     Floor,
@@ -197,7 +198,43 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor)
             found.extend(_markers(change, existed, sides, travelled.get(index), fresh))
-    return found + _lost_assertions(files, moves)
+    return found + _lost_assertions(files, moves) + _testpaths_narrowed(files, trees, found)
+
+
+def _testpaths_narrowed(
+    files: Sequence[FileChange], trees: TreeView | None, found: Sequence[Tamper]
+) -> list[Tamper]:
+    """A root pytest configuration whose `testpaths` the change sets or changes so that test
+    modules pytest collected at the base are no longer collected (`testpaths = tests/unit`
+    leaving `tests/integration` out). Setting it to folders that hold every test narrows
+    nothing. Read with both trees only: from a diff alone, what was left out cannot be told."""
+    if trees is None:
+        return []
+    reported = {t.path for t in found if t.message == "test collection narrowed"}
+    configs = [
+        c
+        for c in files
+        if c.new_path is not None
+        and "/" not in c.new_path
+        and is_config(c.new_path)
+        and c.new_path not in reported
+        and any("testpaths" in line.text for line in c.added)
+    ]
+    if not configs:
+        return []
+    left_out = [
+        path
+        for path in trees.listing("head", ".")
+        if is_test_module(path)
+        and may_collect(trees, "base", path)
+        and not may_collect(trees, "head", path)
+    ]
+    if not left_out:
+        return []
+    shown = ", ".join(display(path, 80) for path in left_out[:3])
+    more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+    message = f"test collection narrowed: testpaths leaves out {shown}{more}"
+    return [Tamper(c.new_path or "", None, message) for c in configs]
 
 
 def _fresh_files(files: Sequence[FileChange], moves: Relocations) -> frozenset[str]:

@@ -264,3 +264,27 @@ def test_a_skip_reworded_on_the_same_test_passes(repo: GitRepo):
     reworded = TWO.replace("skip(reason='slow')", "skip(reason='takes a minute')")
     found = tamper(repo, {"tests/test_x.py": TWO}, lambda r: r.write("tests/test_x.py", reworded))
     assert found == []
+
+
+# -- testpaths: judged by what it leaves out ---------------------------------------------
+
+SUITES = {
+    "tests/unit/test_a.py": "def test_a():\n    assert True\n",
+    "tests/integration/test_b.py": "def test_b():\n    assert True\n",
+    "pyproject.toml": '[project]\nname = "x"\n',
+}
+
+
+def test_testpaths_that_leave_existing_tests_out_are_narrowing(repo: GitRepo):
+    config = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests/unit"]\n'
+    found = tamper(repo, SUITES, lambda r: r.write("pyproject.toml", config))
+    assert found == [
+        "pyproject.toml:None test collection narrowed: testpaths leaves out "
+        "tests/integration/test_b.py"
+    ]
+
+
+def test_testpaths_that_hold_every_test_narrow_nothing(repo: GitRepo):
+    """requests' 2a6f290: a new pyproject.toml whose testpaths list every test folder."""
+    config = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    assert tamper(repo, SUITES, lambda r: r.write("pyproject.toml", config)) == []
