@@ -35,6 +35,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.named_markers import named_markers, rewrite_marker
 from app.guards.skip_conditions import condition_false_on_linux
 from app.guards.suite import is_test_path
 from app.guards.trees import Hit, Side, TreeView
@@ -170,6 +171,10 @@ def _rewrite_inline(text: str, match: re.Match[str], *, trusted: bool) -> str:
     return match["lead"] + spelled + text[match.end() :]
 
 
+def _python_test(path: str) -> bool:
+    return path.endswith(".py") and is_test_path(path)
+
+
 def _candidate(path: str | None) -> bool:
     return path is not None and bool(_JS.search(path)) and is_test_path(path)
 
@@ -196,6 +201,11 @@ class AliasedTrees:
 
     def text(self, side: Side, path: str) -> str | None:
         text = self._trees.text(side, path)
+        if text is not None and _python_test(path):
+            markers = named_markers(text.split("\n"))
+            if markers:
+                return "\n".join(rewrite_marker(line, markers) for line in text.split("\n"))
+            return text
         if text is None or not _candidate(path):
             return text
         lines = text.split("\n")
@@ -235,6 +245,15 @@ def with_linux_aliases(
         )
         lines: dict[Side, tuple[Line, ...]] = {}
         for side, path, block in sides:
+            if path is not None and _python_test(path):
+                whole = aliased.lines(side, path) if aliased is not None else None
+                markers = named_markers(whole or [line.text for line in block])
+                if markers:
+                    lines[side] = tuple(
+                        dataclasses.replace(line, text=rewrite_marker(line.text, markers))
+                        for line in block
+                    )
+                continue
             if path is None or not _candidate(path) or not _calls(block):
                 continue
             whole = aliased.lines(side, path) if aliased is not None else None
