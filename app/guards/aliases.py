@@ -35,6 +35,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.code_names import STRING
 from app.guards.named_markers import named_markers, rewrite_marker
 from app.guards.skip_conditions import condition_false_on_linux
 from app.guards.suite import is_test_path
@@ -61,7 +62,6 @@ _PROCESS_BINDINGS = (
     re.compile(r"\bfunction\b[^(]*\(([^()]*[,\s(])?process\b"),
     re.compile(r"[\[{][^=\]}]*(?<![\w$.])process\b[^=]*[\]}]\s*=(?![=>])"),
 )
-_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
 _COMMENT = re.compile(r"//.*$|/\*.*?\*/")
 # The choice written in place, called at the start of a line: `(cond ? it.skip : it)(`.
 _INLINE = re.compile(
@@ -105,7 +105,7 @@ def platform_trusted(texts: Sequence[str]) -> bool:
 
 def _code(text: str) -> str:
     """A line without its strings and comments."""
-    return _COMMENT.sub("", _STRING.sub('""', text))
+    return _COMMENT.sub("", STRING.sub('""', text))
 
 
 def _only_declared_and_called(texts: Sequence[str], alias: str) -> bool:
@@ -193,6 +193,7 @@ class AliasedTrees:
 
     def __init__(self, trees: TreeView) -> None:
         self._trees = trees
+        self._rewritten: dict[tuple[Side, str], str | None] = {}
 
     def lines(self, side: Side, path: str) -> list[str] | None:
         """The file's own lines, as the tree has them (not rewritten)."""
@@ -200,6 +201,12 @@ class AliasedTrees:
         return text.split("\n") if text is not None else None
 
     def text(self, side: Side, path: str) -> str | None:
+        # Every reader of the file asks again: rewrite it once.
+        if (side, path) not in self._rewritten:
+            self._rewritten[side, path] = self._rewrite(side, path)
+        return self._rewritten[side, path]
+
+    def _rewrite(self, side: Side, path: str) -> str | None:
         text = self._trees.text(side, path)
         if text is not None and _python_test(path):
             markers = named_markers(text.split("\n"))

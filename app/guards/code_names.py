@@ -52,7 +52,8 @@ _DEFINITIONS = tuple(
 _JS_METHOD = re.compile(rf"^\s+(?:(?:static|async|get|set)\s+)*(?P<n>{_NAME})\s*\([^)]*\)\s*\{{")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*$")
 _TOKEN = re.compile(rf"(?<![\w$]){_NAME}")
-_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
+# A string literal of Python, JavaScript or Go, quotes included.
+STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
 _COMMENT = re.compile(r"//.*$|/\*.*?\*/|#.*$")
 _JS_LOCAL = re.compile(rf"\b(?:var|let|const)\s+(?P<n>{_NAME})|(?P<g>{_NAME})\s*:=")
 _RUBY_SUFFIXES = (".rb", ".rake", ".ru")
@@ -299,11 +300,11 @@ def _chain_root(node: ast.Attribute) -> str | None:
 
 def _token_references(text: str, path: str) -> tuple[set[str], set[str]]:
     named: set[str] = set()
-    for literal in _STRING.findall(text):
+    for literal in STRING.findall(text):
         body = literal[1:-1]
         if _IDENTIFIER.match(body):
             named.add(body.rsplit(".", 1)[-1])
-    code = "\n".join(_COMMENT.sub("", _STRING.sub('""', line)) for line in text.splitlines())
+    code = "\n".join(_COMMENT.sub("", STRING.sub('""', line)) for line in text.splitlines())
     local = {match["n"] or match["g"] for match in _JS_LOCAL.finditer(code)}
     ruby = path.endswith(_RUBY_SUFFIXES)
     if ruby:

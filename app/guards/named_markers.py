@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from app.guards.code_names import binding_count, python_module
+
 _ASSIGNED = re.compile(
     r"^(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>(?:pytest\.mark\.(?:skip|skipif|xfail)"
     r"|unittest\.(?:skip|skipIf|skipUnless|expectedFailure))\b.*)$"
@@ -38,10 +40,14 @@ def named_markers(texts: Sequence[str]) -> dict[str, str]:
         expression = _whole(texts, index, match["expr"])
         if expression is not None:
             found[match["name"]] = expression
-    # A marker name bound again may be anything where it is applied: a skip whose condition
-    # cannot be read, so put on an existing test it is reported.
+    # A marker name bound again (or in a module that does not parse) may be anything where it
+    # is applied: a skip whose condition cannot be read, so put on an existing test it is
+    # reported.
+    module = python_module("\n".join(texts)) if found else None
     return {
-        name: expr if _bound_once(texts, name) else "pytest.mark.skipif(rebound_marker_name)"
+        name: expr
+        if module is not None and binding_count(module, name) == 1
+        else "pytest.mark.skipif(rebound_marker_name)"
         for name, expr in found.items()
     }
 
@@ -72,15 +78,3 @@ def _whole(texts: Sequence[str], index: int, first: str) -> str | None:
 def _depth(text: str) -> int:
     code = re.sub(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|#.*$", "", text)
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-
-
-def _bound_once(texts: Sequence[str], name: str) -> bool:
-    """Whether nothing else in the module binds the name: no other assignment, augmented or
-    annotated, no `def`, `class`, import, loop or `global` of it."""
-    word = re.escape(name)
-    binding = re.compile(
-        rf"^\s*(?:{word}\s*(?::[^=]*)?[-+*/%&|^@]?=(?!=)|(?:async\s+)?def\s+{word}\b"
-        rf"|class\s+{word}\b|global\b.*\b{word}\b|for\s+.*\b{word}\b.*\bin\b)"
-        rf"|\bimport\b.*\b{word}\b|\bas\s+{word}\b"
-    )
-    return sum(1 for text in texts if binding.search(text)) == 1

@@ -79,6 +79,11 @@ def may_collect(trees: TreeView, side: Side, path: str) -> bool:
     return True
 
 
+def readable(trees: TreeView, side: Side) -> bool:
+    """Whether every pytest configuration at the root of `side` can be read."""
+    return _sections(trees, side) is not None
+
+
 def _skipped(folder: str, patterns: tuple[str, ...] | list[str]) -> bool:
     name = posixpath.basename(folder)
     return name == _ARCH or any(

@@ -77,7 +77,7 @@ from app.guards.counts import Counts
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
-from app.guards.pytest_config import is_config, may_collect
+from app.guards.pytest_config import is_config, may_collect, readable
 from app.guards.relocations import Relocations, relocate
 from app.guards.skip_conditions import (
     Floor,
@@ -222,11 +222,14 @@ def _testpaths_narrowed(
     ]
     if not configs:
         return []
+    # A base configuration that cannot be read is taken to have collected every test module:
+    # what it left out cannot be shown, so what the head leaves out counts.
+    base_unknown = not readable(trees, "base")
     left_out = [
         path
         for path in trees.listing("head", ".")
         if is_test_module(path)
-        and may_collect(trees, "base", path)
+        and (base_unknown or may_collect(trees, "base", path))
         and not may_collect(trees, "head", path)
     ]
     if not left_out:

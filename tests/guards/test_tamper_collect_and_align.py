@@ -288,3 +288,14 @@ def test_testpaths_that_hold_every_test_narrow_nothing(repo: GitRepo):
     """requests' 2a6f290: a new pyproject.toml whose testpaths list every test folder."""
     config = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
     assert tamper(repo, SUITES, lambda r: r.write("pyproject.toml", config)) == []
+
+
+def test_testpaths_set_over_a_base_config_that_cannot_be_read_is_narrowing(repo: GitRepo):
+    """What the base collected cannot be shown: what the head leaves out counts."""
+    files = {**SUITES, "pyproject.toml": "[project\nname = broken\n"}
+    config = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests/unit"]\n'
+    found = tamper(repo, files, lambda r: r.write("pyproject.toml", config))
+    assert found == [
+        "pyproject.toml:None test collection narrowed: testpaths leaves out "
+        "tests/integration/test_b.py"
+    ]
