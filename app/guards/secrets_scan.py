@@ -91,6 +91,9 @@ _PLACEHOLDER = re.compile(
     r"|%\(|\$\(|fake|sample|test|mock|replace|insert|todo|fixme|secret_here|not_?a_?real)",
     re.IGNORECASE,
 )
+# A lowercase word (with a vowel, as generated tokens rarely are throughout) or a short number:
+# `refreshed-token-123` is made of these, `a8f3kd92jf83k2l` is not.
+_WORD_OR_NUMBER = re.compile(r"^(?:[a-z]*[aeiouy][a-z]*|\d{1,4})$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _DOTTED_NAME = re.compile(r"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+$")
@@ -222,6 +225,13 @@ def _assignment(text: str) -> str | None:
     return None
 
 
+def _made_of_words(value: str) -> bool:
+    """Several lowercase words and short numbers joined by `-`, `_` or `.`, as test values and
+    placeholders are written (`refreshed-token-123`); a generated token is one random run."""
+    parts = re.split(r"[-_.]", value)
+    return len(parts) >= 2 and all(_WORD_OR_NUMBER.match(part) for part in parts)
+
+
 def _key_kind(key: str) -> str:
     found = _SECRET_KEY.search(key)
     word = found.group(1).lower() if found else "secret"
@@ -241,7 +251,7 @@ def _looks_like_secret(value: str) -> bool:
 
 
 def _random_enough(value: str, *, minimum: int) -> bool:
-    if len(value) < minimum or _PLACEHOLDER.search(value):
+    if len(value) < minimum or _PLACEHOLDER.search(value) or _made_of_words(value):
         return False
     classes = sum(
         (

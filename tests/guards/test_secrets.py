@@ -75,6 +75,9 @@ def test_a_private_key_is_found_with_its_body_but_not_a_mere_mention():
         'self.secret_key = "' + rand(24) + '"',
         'token: str = "' + rand(30) + '"',
         'webhook_secret = "' + rand(40, "0123456789abcdef") + '"',
+        # joined like words, but each part is a random run
+        'auth_token = "' + rand(12) + "-" + rand(12) + '"',
+        'api_key = "k3jd9f-x8qz2p-7w4mnb"',
     ],
 )
 def test_high_entropy_values_for_secret_named_keys_are_found(text: str):
@@ -118,6 +121,8 @@ NEAR_MISSES = [
     "Store the token in `.env` and never commit it.",
     "max_token_length = 4096",
     "SECRET_KEY = get_random_secret_key()",
+    "newToken: 'refreshed-token-123'",
+    'session_key = "my_session_key_2024"',
 ]
 
 
