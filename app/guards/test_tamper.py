@@ -153,6 +153,9 @@ _COLLECT_IGNORE = re.compile(
     r"^\s*(?P<kind>collect_ignore(?:_glob)?)\s*(?:\+?=|\.(?:extend|append)\s*\()(?P<rest>.*)$"
 )
 _STRINGS = re.compile(r"(?P<q>['\"])([^'\"\\]*)(?P=q)")
+# The one narrowing `_leaves_nothing_out` judges by what it leaves out.
+_NORECURSE = re.compile(r"\bnorecursedirs\b")
+_DEFINES_TESTS = re.compile(r"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTILINE)
 # A function that may enclose a skip: Python's `def`, Go's `func`.
 _FUNCTION = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\(|^func\b")
 _LINE_COMMENT = re.compile(r"^(#|//)\s*")
@@ -198,11 +201,15 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor)
             found.extend(_markers(change, existed, sides, travelled.get(index), fresh))
-    return found + _lost_assertions(files, moves) + _testpaths_narrowed(files, trees, found)
+    narrowed = _testpaths_narrowed(files, trees, found, fresh)
+    return found + _lost_assertions(files, moves) + narrowed
 
 
 def _testpaths_narrowed(
-    files: Sequence[FileChange], trees: TreeView | None, found: Sequence[Tamper]
+    files: Sequence[FileChange],
+    trees: TreeView | None,
+    found: Sequence[Tamper],
+    fresh: frozenset[str],
 ) -> list[Tamper]:
     """A root pytest configuration whose `testpaths` the change sets or changes so that test
     modules pytest collected at the base are no longer collected (`testpaths = tests/unit`
@@ -222,22 +229,48 @@ def _testpaths_narrowed(
     ]
     if not configs:
         return []
-    # A base configuration that cannot be read is taken to have collected every test module:
-    # what it left out cannot be shown, so what the head leaves out counts.
-    base_unknown = not readable(trees, "base")
-    left_out = [
-        path
-        for path in trees.listing("head", ".")
-        if is_test_module(path)
-        and (base_unknown or may_collect(trees, "base", path))
-        and not may_collect(trees, "head", path)
-    ]
+    left_out = _left_out(trees, fresh)
     if not left_out:
         return []
     shown = ", ".join(display(path, 80) for path in left_out[:3])
     more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
     message = f"test collection narrowed: testpaths leaves out {shown}{more}"
     return [Tamper(c.new_path or "", None, message) for c in configs]
+
+
+def _leaves_nothing_out(
+    change: FileChange, line: Line, trees: TreeView | None, fresh: frozenset[str]
+) -> bool:
+    """A root pytest configuration's `norecursedirs` line that, read with both trees, leaves
+    out no test module pytest collected at the base: a folder the change adds with no test
+    moved into it (marshmallow's `tests/mypy_test_cases`), or the same setting moved from
+    setup.cfg to pyproject.toml. Any other narrowing on the line, a configuration below the
+    root, or one that cannot be read, is judged as before."""
+    path = change.new_path or ""
+    if trees is None or "/" in path or path == "conftest.py" or not is_config(path):
+        return False
+    if not _NORECURSE.search(line.text) or _NARROWING.search(_NORECURSE.sub("", line.text)):
+        return False
+    return not _left_out(trees, fresh)
+
+
+def _left_out(trees: TreeView, fresh: frozenset[str]) -> list[str]:
+    """Python files holding tests that pytest may collect at the base (or any, when the base's
+    configuration cannot be read: what it left out cannot be shown) and not at the head, but
+    for files the change adds with no test moved into them. Read from the files, not their
+    names: a project's own `python_files` may collect `check_*.py`."""
+    base_unknown = not readable(trees, "base")
+    left: list[str] = []
+    for path in trees.listing("head", "."):
+        if not path.endswith(".py") or is_conftest(path) or path in fresh:
+            continue
+        if (base_unknown or may_collect(trees, "base", path)) and not may_collect(
+            trees, "head", path
+        ):
+            text = trees.text("base", path) or trees.text("head", path) or ""
+            if is_test_module(path) or _DEFINES_TESTS.search(text):
+                left.append(path)
+    return left
 
 
 def _fresh_files(files: Sequence[FileChange], moves: Relocations) -> frozenset[str]:
@@ -354,7 +387,7 @@ class _Sides:
     def __init__(self, change: FileChange, trees: TreeView | None, floor: Floor | None):
         self.change = change
         self.floor = floor
-        self._trees = trees
+        self.trees = trees
         self._read: dict[Side, list[Line] | None] = {}
         self._names: dict[Side, Names] = {}
 
@@ -369,7 +402,7 @@ class _Sides:
         """What the platform flags of the file's side stand for (`WIN`, `app.guards.flags`)."""
         if side not in self._names:
             path = self._path(side) or ""
-            self._names[side] = flags(self._trees, side, path, self._text(side))
+            self._names[side] = flags(self.trees, side, path, self._text(side))
         return self._names[side]
 
     def _path(self, side: Side) -> str | None:
@@ -377,7 +410,7 @@ class _Sides:
 
     def _text(self, side: Side) -> str | None:
         path = self._path(side)
-        return self._trees.text(side, path) if self._trees and path else None
+        return self.trees.text(side, path) if self.trees and path else None
 
 
 def _markers(
@@ -398,7 +431,12 @@ def _markers(
     for line in change.added:
         if _FOCUS_MARKERS.search(line.text):
             found.append(Tamper(change.path, line.number, "focused test added (skips others)"))
-        elif config and _NARROWING.search(line.text) and _new_narrowing(line, change, before):
+        elif (
+            config
+            and _NARROWING.search(line.text)
+            and _new_narrowing(line, change, before)
+            and not _leaves_nothing_out(change, line, sides.trees, fresh)
+        ):
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
     arrived: set[int] = travelled.arrived if travelled else set()
     # A new file's own new tests hid nothing that ran before, skipped or not; a test moved

@@ -299,3 +299,67 @@ def test_testpaths_set_over_a_base_config_that_cannot_be_read_is_narrowing(repo:
         "pyproject.toml:None test collection narrowed: testpaths leaves out "
         "tests/integration/test_b.py"
     ]
+
+
+# -- norecursedirs: judged by what it leaves out, with both trees -------------------------
+
+NORECURSE_BASE = {
+    "setup.cfg": "[tool:pytest]\nnorecursedirs = .git docs\n",
+    "tests/test_a.py": "def test_a():\n    assert True\n",
+    "tests/red/test_red.py": "def test_red():\n    assert compute() == 2\n",
+}
+MYPY_CASE = "def check(x: int) -> None:\n    reveal_type(x)\n"
+
+
+def test_norecursedirs_for_a_folder_the_change_adds_passes(repo: GitRepo):
+    """marshmallow 793470e: a new folder of mypy cases, kept out of pytest's way."""
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/mypy_cases/test_types.py", MYPY_CASE)
+        r.write("setup.cfg", "[tool:pytest]\nnorecursedirs = .git docs tests/mypy_cases\n")
+
+    assert tamper(repo, NORECURSE_BASE, change) == []
+
+
+def test_norecursedirs_moved_to_pyproject_unchanged_passes(repo: GitRepo):
+    """marshmallow 937141d: the pytest section moved from setup.cfg to pyproject.toml."""
+
+    def change(r: GitRepo) -> None:
+        r.remove("setup.cfg")
+        r.write("pyproject.toml", '[tool.pytest.ini_options]\nnorecursedirs = ".git docs"\n')
+
+    assert tamper(repo, NORECURSE_BASE, change) == []
+
+
+def test_norecursedirs_over_a_folder_of_existing_tests_is_narrowing(repo: GitRepo):
+    change = lambda r: r.write("setup.cfg", "[tool:pytest]\nnorecursedirs = .git docs red\n")  # noqa: E731
+    assert tamper(repo, NORECURSE_BASE, change) == ["setup.cfg:2 test collection narrowed"]
+
+
+def test_norecursedirs_over_a_new_folder_a_test_moved_into_is_narrowing(repo: GitRepo):
+    def change(r: GitRepo) -> None:
+        r.move("tests/red/test_red.py", "tests/parked/test_red.py")
+        r.write("setup.cfg", "[tool:pytest]\nnorecursedirs = .git docs parked\n")
+
+    assert "setup.cfg:2 test collection narrowed" in tamper(repo, NORECURSE_BASE, change)
+
+
+def test_norecursedirs_over_tests_named_by_the_projects_python_files_is_narrowing(
+    repo: GitRepo,
+):
+    """The left-out file holds tests whatever its name: `check_*.py` collected by python_files."""
+    files = {
+        "setup.cfg": "[tool:pytest]\npython_files = check_*.py\nnorecursedirs = .git\n",
+        "checks/red/check_red.py": "def test_red():\n    assert compute() == 2\n",
+    }
+    config = "[tool:pytest]\npython_files = check_*.py\nnorecursedirs = .git red\n"
+    found = tamper(repo, files, lambda r: r.write("setup.cfg", config))
+    assert found == ["setup.cfg:3 test collection narrowed"]
+
+
+def test_norecursedirs_over_a_base_config_that_cannot_be_read_is_narrowing(repo: GitRepo):
+    """What the base left out cannot be shown: every test the head leaves out counts."""
+    files = {**NORECURSE_BASE, "setup.cfg": "[tool:pytest\nnorecursedirs = .git\n"}
+    config = "[tool:pytest]\nnorecursedirs = .git docs red\n"
+    found = tamper(repo, files, lambda r: r.write("setup.cfg", config))
+    assert "setup.cfg:2 test collection narrowed" in found
