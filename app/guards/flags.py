@@ -18,9 +18,11 @@ can make it stand for anything else:
   on a line with `setattr`, `__dict__`, `globals()` or `vars(`.
 
 What the name stands for is then judged like any condition written in place: a flag for "not
-Linux" lets the skip pass, and any other (`HAS_NUMPY = find_spec("numpy") is not None`, an
-environment variable) is still reported. What cannot be shown is taken not to be a platform
-flag, so the skip is reported, as it was before this module.
+Linux" lets the skip pass, a version flag (attrs' `PY_3_10_PLUS = sys.version_info[:2] >=
+(3, 10)`) is judged against the project's floor, and any other (`HAS_NUMPY =
+find_spec("numpy") is not None`, an environment variable) is still reported. What cannot be
+shown is taken not to be a platform flag, so the skip is reported, as it was before this
+module.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ A removed test definition is matched, in this order, to an added one
 An added test can stand for a removed one only in the same file or in a file the runner
 collects: a test "moved" into a fixture or helper file is gone. Removed tests that were skipped
 anyway are not counted (they ran nowhere): unconditionally, or by a version condition that
-holds on every Python the project supports.
+holds on every Python the project supports (after the change, for a change that drops old
+Pythons: `app.guards.dropped_pythons`).
 
 Suites (a `describe`, a test class) stand for no test of their own and are left out. Removed
 tests a caller sets aside (`exempt`: tests removed with the code they tested, see
@@ -49,6 +50,10 @@ from app.guards.suite import (
 # to set aside (per file).
 Exempt = Callable[[Mapping[int, Sequence[Definition]]], Mapping[int, set[int]]]
 
+# Given a removed test file's old path and its removed tests, the header lines of those a
+# skip kept from running on every supported Python (`app.guards.dropped_pythons`).
+SkippedAnyway = Callable[[str, Sequence[Definition]], set[int]]
+
 # Share of a file's removed tests that must have gone to other files for it to be a move.
 _MOVED_SHARE = 0.75
 
@@ -85,10 +90,12 @@ def relocate(
     floor: Floor | None = None,
     counts: Counts | None = None,
     unbuilt: frozenset[int] = frozenset(),
+    skipped: SkippedAnyway | None = None,
 ) -> Relocations:
     """Where every removed test went. `floor`, the oldest Python the project supports, lets
-    a test skipped on all of them count as skipped, and so do the files of `unbuilt` (Go test
-    files no supported Go builds, `app.guards.build_constraints`); `counts` says how many tests each
+    a test skipped on all of them count as skipped (its decorators read from the diff; read
+    from the base by `skipped`, when given), and so do the files of `unbuilt` (Go test files
+    no supported Go builds, `app.guards.build_constraints`); `counts` says how many tests each
     definition stands for (parametrized cases, suites), from the whole files where the trees
     are at hand (`app.guards.counts`), else from the diff."""
     removed = {
@@ -104,7 +111,7 @@ def relocate(
     collected = {i for i in added if collects_tests(files[i].new_path or "")}
     result = Relocations(removed=removed)
     pool = _Pool(added, collected)
-    unmatched = _match(files, removed, pool, result, floor, unbuilt)
+    unmatched = _match(files, removed, pool, result, floor, unbuilt, skipped)
     count = counts or Counts(files, None)
     # Suites stand for no test of their own: the tests inside them are counted.
     unmatched = _tests(unmatched, count.removed)
@@ -189,6 +196,7 @@ def _match(
     result: Relocations,
     floor: Floor | None,
     unbuilt: frozenset[int] = frozenset(),
+    skipped_anyway: SkippedAnyway | None = None,
 ) -> dict[int, list[Definition]]:
     """Pair removed tests with added ones by name, then by body; return, per file, the
     unpaired ones that ran (none of a file in `unbuilt`: no supported toolchain built it)."""
@@ -198,17 +206,22 @@ def _match(
             if not _carry(pool, index, old, result, by_body=False):
                 pending.append((index, old))
     unmatched: dict[int, list[Definition]] = defaultdict(list)
-    # Not counted: tests skipped anyway (they ran nowhere).
-    skipped = {
-        i: skipped_definitions(defs, files[i].removed)
-        | _skipped_where_supported(defs, files[i].removed, floor)
-        | _empty_go_tests(defs, files[i].old_path or "")
-        for i, defs in removed.items()
-    }
+    # Not counted: tests skipped anyway (they ran nowhere). Read for a file when one of its
+    # tests is left unpaired: reading the base may take a read of the tree.
+    skipped: dict[int, set[int]] = {}
     for index, old in pending:
-        if _carry(pool, index, old, result, by_body=True):
+        if _carry(pool, index, old, result, by_body=True) or index in unbuilt:
             continue
-        if old.line.number not in skipped[index] and index not in unbuilt:
+        if index not in skipped:
+            change, defs = files[index], removed[index]
+            skipped[index] = (
+                skipped_definitions(defs, change.removed)
+                | _skipped_where_supported(defs, change.removed, floor)
+                | _empty_go_tests(defs, change.old_path or "")
+            )
+            if skipped_anyway is not None:
+                skipped[index] |= skipped_anyway(change.old_path or "", defs)
+        if old.line.number not in skipped[index]:
             unmatched[index].append(old)
     return unmatched
 

@@ -10,10 +10,12 @@ Understood: platform conditions (`sys.platform`, `os.name`, `platform.system()`,
 build, `sysconfig.get_config_var("Py_GIL_DISABLED")`, `not sys._is_gil_enabled()` or its
 `getattr(sys, "_is_gil_enabled", lambda: True)()` spelling, is not the standard CPython the suite
 runs on); `sys.version_info` (or a slice of it) compared with a tuple of integers, against the
-oldest Python the project supports when that is known; all combined with `and`/`or`/`not` and
-`bool(...)`. Any other condition (an installed package, an environment variable, a project
-flag) may hold wherever the suite runs, so it is not "elsewhere only". The text is parsed with
-`ast`, never evaluated.
+oldest Python the project supports when that is known (a slice of it only from the start,
+keeping major and minor); a project's own platform or version flag (`WIN`, `PY_3_10_PLUS`,
+`app.guards.flags`) as what it stands for; all combined with `and`/`or`/`not` and
+`bool(...)`. Any other condition (an installed package, an environment variable, a flag that
+cannot be read) may hold wherever the suite runs, so it is not "elsewhere only". The text is
+parsed with `ast`, never evaluated.
 """
 
 from __future__ import annotations
@@ -126,11 +128,21 @@ def decorator_skips_elsewhere_only(
     return _decorator_skips(lines, index, linux) is False
 
 
-def decorator_skips_everywhere(lines: Sequence[Line], index: int, floor: Floor) -> bool:
+def decorator_skips_everywhere(
+    lines: Sequence[Line], index: int, floor: Floor, names: Names | None = None
+) -> bool:
     """A `skipif`/`skipIf`/`skipUnless` decorator at `lines[index]` whose condition skips on
-    every platform and every Python from `floor` on (an `xfail` still runs the test)."""
-    assumptions = _Assumptions(linux=False, floor=floor)
+    every platform and every Python from `floor` on (an `xfail` still runs the test); a bare
+    name read as what `names` says it stands for (a version flag, `PY_3_10_PLUS`)."""
+    assumptions = _Assumptions(linux=False, floor=floor, names=names)
     return _decorator_skips(lines, index, assumptions, xfail=False) is True
+
+
+def marker_skips_everywhere(marker: ast.expr, floor: Floor, names: Names | None = None) -> bool:
+    """`decorator_skips_everywhere` for a decorator or marker already parsed (an entry of a
+    function's or class's `decorator_list`, the value of `pytestmark`)."""
+    assumptions = _Assumptions(linux=False, floor=floor, names=names)
+    return _call_skips(marker, assumptions, xfail=False) is True
 
 
 def _decorator_skips(
@@ -144,6 +156,12 @@ def _decorator_skips(
     if re.match(r"^pytestmark\s*=", text):
         text = text.split("=", 1)[1].strip()
     call = _parse(text)
+    return None if call is None else _call_skips(call, assumptions, xfail=xfail)
+
+
+def _call_skips(call: ast.expr, assumptions: _Assumptions, *, xfail: bool) -> bool | None:
+    """Whether a marker call (`pytest.mark.skipif(cond)`, `unittest.skipUnless(cond)`) skips
+    under `assumptions`; None when unknown or not a conditional skip."""
     if not isinstance(call, ast.Call):
         return None
     name = _dotted(call.func) or ""
@@ -296,12 +314,13 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
     arguments = _call_arguments(node, "bool")
     if arguments is not None and len(arguments) == 1:
         return _truth(arguments[0], assumptions)
-    if not assumptions.linux:
-        return None
     if isinstance(node, ast.Name) and assumptions.names is not None:
-        # A platform flag (`WIN`), read as what it stands for; one step, no further names.
+        # A platform or version flag (`WIN`, `PY_3_10_PLUS`), read as what it stands for
+        # under the same assumptions; one step, no further names.
         meaning = assumptions.names(node.id)
         return None if meaning is None else _truth(meaning, replace(assumptions, names=None))
+    if not assumptions.linux:
+        return None
     build = _build_truth(node)
     return build if build is not None else _startswith_truth(node)
 
@@ -362,19 +381,39 @@ def _version_comparison(node: ast.Compare, oldest: Floor | None) -> bool | None:
     which never claims more certainty than the full version tuple would give."""
     left, op, right = node.left, node.ops[0], node.comparators[0]
     if isinstance(left, ast.Subscript):
-        left = left.value if isinstance(left.slice, ast.Slice) else left
+        left = left.value if _keeps_major_and_minor(left.slice) else left
     if _dotted(left) != _VERSION_SUBJECT:
         return None
     bound = _int_tuple(right)
     floor = oldest() if oldest is not None and bound is not None else None
     if floor is None or bound is None:
         return None
+    # On the floor's own Python, `>= (3, 10)` holds and `< (3, 10)` does not; a bound with a
+    # micro version (`(3, 10, 2)`) splits 3.10 itself, so only Pythons past it are certain.
+    exact = len(bound) <= 2
     bound = (*bound, 0, 0)[:2]
     if isinstance(op, ast.GtE | ast.Gt):
-        return True if floor > bound or (isinstance(op, ast.GtE) and floor == bound) else None
+        at = exact and isinstance(op, ast.GtE)
+        return True if floor > bound or (at and floor == bound) else None
     if isinstance(op, ast.Lt | ast.LtE):
-        return False if floor > bound or (isinstance(op, ast.Lt) and floor == bound) else None
+        at = exact and isinstance(op, ast.Lt)
+        return False if floor > bound or (at and floor == bound) else None
     return None
+
+
+def _keeps_major_and_minor(index: ast.expr) -> bool:
+    """Whether `sys.version_info[index]` is a slice from the start that keeps at least major
+    and minor (`[:2]`, `[:3]`, `[:]`): `sys.version_info[:1] >= (3, 10)` never holds."""
+    if not isinstance(index, ast.Slice) or index.step is not None:
+        return False
+    start, stop = index.lower, index.upper
+    from_start = start is None or (
+        isinstance(start, ast.Constant) and type(start.value) is int and start.value == 0
+    )
+    whole = stop is None or (
+        isinstance(stop, ast.Constant) and type(stop.value) is int and stop.value >= 2
+    )
+    return from_start and whole
 
 
 def _int_tuple(node: ast.expr) -> tuple[int, ...] | None:

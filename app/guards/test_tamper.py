@@ -38,7 +38,8 @@ Not reported: brand-new tests, even skipped ones, in a new file or an existing o
 file only added to; a test renamed, moved to another collected test file, or folded into a
 parametrized test (new or existing); a suite renamed, or dropped while its tests stay or move;
 removing a test that was skipped anyway (unconditionally, or by a version condition true on
-every Python the project supports); a skip reworded, or moved with its test to another file
+every Python the project supports: after the change, for a change that drops old Pythons,
+`app.guards.dropped_pythons`); a skip reworded, or moved with its test to another file
 (`app.guards.moved_skips`); a narrowing restated (an `--ignore` or `-k "not ..."`
 is keyed by what it narrows, not by the line around it); tests in `conftest.py` (pytest never
 collects them). A test that "moves" into a file the runner does not collect (a fixture, a
@@ -74,6 +75,7 @@ from app.guards.aliases import with_linux_aliases
 from app.guards.build_constraints import go_never_built
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.counts import Counts
+from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
@@ -177,12 +179,16 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     floor = supported_python(files, trees)
     # Go test files built by no Go the module supports ran nowhere: their tests count as skipped.
     unbuilt = frozenset(i for i in range(len(files)) if go_never_built(files, trees, i))
+    # A removed test skipped on every Python the head still supports ran only on those the
+    # change drops; a skip the change adds is judged against the base's floor (`floor`).
+    dropped = removal_floor(files, trees, floor)
     moves = relocate(
         files,
         exempt=exemptions.set_aside,
-        floor=floor,
+        floor=dropped,
         counts=Counts(files, trees),
         unbuilt=unbuilt,
+        skipped=skipped_at_base(trees, dropped),
     )
     removed_anywhere = {d.name for defs in moves.removed.values() for d in defs}
     travelled = travelled_skips(

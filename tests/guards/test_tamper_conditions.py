@@ -1,7 +1,8 @@
 """`test-tamper` and skip conditions that cannot skip where the suite runs, or that skip on
 every Python the project supports: a skip on free-threaded builds only, or on Pythons older
 than the project's `requires-python` (read at the base), leaves the test running; a test
-removed that was skipped on every supported Python ran nowhere. Real rule, real git."""
+removed that was skipped on every supported Python (after the change, when it raises the
+floor) ran nowhere. Real rule, real git."""
 
 from __future__ import annotations
 
@@ -37,11 +38,16 @@ def test_a_test_that_ran_on_a_supported_python_is_removed(repo: GitRepo):
     assert [line.split(" ", 1)[1] for line in found] == ["test 'test_old_pythons_only' removed"]
 
 
-def test_raising_requires_python_in_the_same_change_does_not_excuse_a_removal(repo: GitRepo):
+@pytest.mark.parametrize(("bound", "reported"), [("(3, 12)", False), ("(3, 13)", True)])
+def test_raising_requires_python_excuses_only_a_test_no_kept_python_ran(
+    repo: GitRepo, bound: str, reported: bool
+):
+    """Raised to 3.12, the floor drops 3.10 and 3.11: a test skipped from 3.12 on ran only
+    there (`app.guards.dropped_pythons`), one skipped from 3.13 on also ran on 3.12."""
     tests = (
         "import sys\n\nimport pytest\n\n\ndef test_kept():\n    assert True\n\n\n"
-        '@pytest.mark.skipif(sys.version_info >= (3, 12), reason="x")\n'
-        "def test_before_312():\n    assert sys.version_info < (3, 12)\n"
+        f'@pytest.mark.skipif(sys.version_info >= {bound}, reason="x")\n'
+        "def test_before():\n    assert sys.version_info < (3, 12)\n"
     )
 
     def change(r: GitRepo) -> None:
@@ -50,7 +56,8 @@ def test_raising_requires_python_in_the_same_change_does_not_excuse_a_removal(re
 
     files = {"pyproject.toml": PROJECT, "tests/test_old.py": tests}
     found = tamper(repo, files, change)
-    assert [line.split(" ", 1)[1] for line in found] == ["test 'test_before_312' removed"]
+    expected = ["test 'test_before' removed"] if reported else []
+    assert [line.split(" ", 1)[1] for line in found] == expected
 
 
 BZR = """\
@@ -166,6 +173,12 @@ def test_a_skip_on_supported_pythons_is_tampering(repo: GitRepo):
         ("sys.version_info >= (3, 10) and sys.platform == 'win32'", (3, 12), False),
         ("sys.version_info >= (3, 10) or sys.platform == 'win32'", (3, 12), True),
         ('sys.version_info >= (3, "10")', (3, 12), False),
+        ("sys.version_info[:1] >= (3, 10)", (3, 12), False),
+        ("sys.version_info[1:] >= (3, 10)", (3, 12), False),
+        ("sys.version_info[:3] >= (3, 10)", (3, 12), True),
+        ("sys.version_info >= (3, 10, 2)", (3, 10), False),
+        ("sys.version_info >= (3, 10, 2)", (3, 11), True),
+        ("not sys.version_info < (3, 10, 1)", (3, 10), False),
     ],
 )
 def test_which_version_skips_apply_on_every_supported_python(
