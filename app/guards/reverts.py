@@ -12,7 +12,12 @@ A wholly deleted test is set aside when every line of it (decorators, header, bo
 written by one commit, X, as `git blame` at the base tells (X is in the base's history, so it
 was reviewed and merged before; a test edited since, or reaching past the start of a shallow
 clone, does not qualify), and the change takes back X's change to source code (not tests, not
-documentation):
+documentation). Its header line and decorators may have been rewritten since by later commits
+(starlette's typing commit added `-> None` to the `def` of a test its revert takes back) when
+every line of its body is X's and X created it: X added a header defining a test of that name
+to that file, the only test of that name there at the base. A test older than X whose body X
+rewrote is not X's: taking X back brings its old body back, it does not delete it. The
+conditions on X's change:
 1. X changed code: among the source lines X wrote that still stand at the base, or took out
    and the change brings back, one is telling (8 characters or more, a letter or digit) and
    code: not a comment (`#`, `//`, `/*`, `*`), not strings alone (a docstring's lines, told
@@ -31,8 +36,8 @@ documentation):
 
 So a test written with a fix goes when the fix goes. What it cannot excuse: a test whose code
 stays as it was when the test was written (nothing of X's is taken back, or only part), a test
-added on its own (X changed no code), or a test edited since X. The evidence is git's: history
-the change cannot write, compared exactly.
+added on its own (X changed no code), or a test whose body was edited since X. The evidence
+is git's: history the change cannot write, compared exactly.
 
 Whether the test exercises the very lines X changed is not asked: tests reach a fix through
 behaviour (an HTTP request to an app whose query parser was fixed), which names cannot show.
@@ -51,9 +56,10 @@ import tokenize
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
-from app.guards.changes import ChangeSet, FileChange
+from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.code_names import is_source
 from app.guards.subjects import alignments, mostly_added
+from app.guards.suite import definition_name_at
 from app.guards.trees import TreeView
 
 # Shorter lines (`}`, `pass`, `else:`) say too little to count as a change of the code.
@@ -101,13 +107,46 @@ class Reverts:
             return set()
         freed: set[int] = set()
         for header, numbers in spans.items():
-            commits = {origins.get(number) for number in numbers}
-            if len(commits) != 1:
-                continue
-            (commit,) = commits
+            commit = self._writer(path, header, numbers, origins)
             if commit and self.undoes(commit):
                 freed.add(header)
         return freed
+
+    def _writer(
+        self, path: str, header: int, numbers: Collection[int], origins: Mapping[int, str]
+    ) -> str | None:
+        """The one commit that wrote a test: every line of it, or every line of its body when
+        later commits touched only its header and decorators (type hints, a marker) of a test
+        that commit created. None when no one commit did."""
+        commits = {origins.get(number) for number in numbers}
+        if len(commits) == 1:
+            return commits.pop() or None
+        body = {origins.get(number) for number in numbers if number > header}
+        top = {origins.get(number) for number in numbers if number <= header}
+        if len(body) != 1 or not all(top):
+            return None  # a body line edited since, or a header past a shallow clone's start
+        (commit,) = body
+        return commit if commit and self._created(commit, path, header) else None
+
+    def _created(self, commit: str, path: str, header: int) -> bool:
+        """Whether `commit` added to `path` a header defining the test whose header is line
+        `header` at the base, the only test of that name there. A test whose header is older
+        than the commit was there before it, with a body the commit rewrote: a take-back
+        brings that body back, it does not delete the test."""
+        text = self._trees.text("base", path)
+        earlier = self._trees.commit(commit)
+        if text is None or earlier is None:
+            return False
+        lines = [Line(n, t, n) for n, t in enumerate(text.splitlines(), 1)]
+        if not 0 < header <= len(lines):
+            return False
+        name = definition_name_at(lines, header - 1)
+        names = [definition_name_at(lines, i) for i in range(len(lines))]
+        if name is None or names.count(name) != 1:
+            return False  # another test of that name: which header the commit wrote is unclear
+        change = next((c for c in earlier.files if c.new_path == path), None)
+        added = change.added if change is not None else []
+        return any(definition_name_at(added, i) == name for i in range(len(added)))
 
     def undoes(self, commit: str) -> bool:
         """Whether this change takes back all of `commit`'s change to source code."""

@@ -40,7 +40,8 @@ parametrized test (new or existing); a suite renamed, or dropped while its tests
 removing a test that was skipped anyway (unconditionally, or by a version condition true on
 every Python the project supports: after the change, for a change that drops old Pythons,
 `app.guards.dropped_pythons`); a skip reworded, or moved with its test to another file
-(`app.guards.moved_skips`); a narrowing restated (an `--ignore` or `-k "not ..."`
+(`app.guards.moved_skips`), or a case's skip mark moved into its test under an `if` on that
+case (`app.guards.case_skips`); a narrowing restated (an `--ignore` or `-k "not ..."`
 is keyed by what it narrows, not by the line around it); tests in `conftest.py` (pytest never
 collects them). A test that "moves" into a file the runner does not collect (a fixture, a
 helper) is removed.
@@ -73,6 +74,7 @@ from dataclasses import dataclass
 
 from app.guards.aliases import with_linux_aliases
 from app.guards.build_constraints import go_never_built
+from app.guards.case_skips import paid_skips
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.counts import Counts
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
@@ -462,7 +464,24 @@ def _markers(
     left: set[int] = travelled.left if travelled else set()
     kinds = zip(change.removed, _skip_kinds(change.removed, sides, "base"), strict=True)
     gone = [(line, kind) for line, kind in kinds if kind and line.number not in left]
-    return found + _net_of(skips, gone, sides)
+    return found + _net_of(_case_marks_moved(skips, sides), gone, sides)
+
+
+def _case_marks_moved(skips: list[Tamper], sides: _Sides) -> list[Tamper]:
+    """The new skips left once skip marks the change takes off parametrized cases pay for the
+    skips moved into their test's body under those cases (`app.guards.case_skips`). Python
+    only, with both whole files."""
+    base, head = sides.whole("base"), sides.whole("head")
+    if not skips or base is None or head is None or not sides.change.path.endswith(".py"):
+        return skips
+    paid = paid_skips(
+        "\n".join(line.text for line in base),
+        "\n".join(line.text for line in head),
+        [tamper.line or 0 for tamper in skips],
+        sides.floor,
+        sides.names,
+    )
+    return [tamper for tamper in skips if (tamper.line or 0) not in paid]
 
 
 def _net_of(skips: list[Tamper], gone: list[tuple[Line, str]], sides: _Sides) -> list[Tamper]:

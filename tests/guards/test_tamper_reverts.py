@@ -462,3 +462,63 @@ def test_a_revert_of_a_fix_that_wrapped_a_line_in_a_block_passes(repo: GitRepo):
     base = repo.git("rev-parse", "HEAD")
     repo.git("revert", "--no-edit", fixed)
     assert findings(repo, base, "HEAD") == []
+
+
+# -- a test whose header a later commit touched: still the fix's test --------------------------
+
+RETYPED = TESTS_FIXED.replace(
+    "def test_reserved_keys_are_dropped():",
+    "@pytest.mark.filterwarnings('error')\ndef test_reserved_keys_are_dropped() -> None:",
+)
+
+
+def retyped(repo: GitRepo, *, tests: str = RETYPED) -> str:
+    """The fix's history, then a later commit (type hints, a marker) that rewrites the header
+    and decorators of the fix's test, leaving its body alone; the base's id."""
+    history(repo)
+    repo.write("tests/test_query.py", "import pytest\n" + tests)
+    return repo.commit("type hints for the tests")
+
+
+def test_a_revert_of_a_fix_whose_test_header_was_retyped_since_passes(repo: GitRepo):
+    """Starlette's revert of `pathsend`: the test's body is all the fix's, only its `def` line
+    had `-> None` added by a typing commit since. The body is what the test does."""
+    base = retyped(repo)
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", "import pytest\n" + TESTS)
+    assert findings(repo, base, repo.commit("revert the fix")) == []
+
+
+def test_a_retyped_test_whose_body_was_edited_since_is_not_the_fixs(repo: GitRepo):
+    """A body line from another commit: the test is not the fix's any more."""
+    base = retyped(repo, tests=RETYPED.replace('{"a": "2"}', "dict(a='2')"))
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", "import pytest\n" + TESTS)
+    assert findings(repo, base, repo.commit("revert the fix")) == [
+        "tests/test_query.py:6 test 'test_reserved_keys_are_dropped' removed"
+    ]
+
+
+def test_a_retyped_test_removed_while_the_fix_stays_is_tampering(repo: GitRepo):
+    base = retyped(repo)
+    repo.write("tests/test_query.py", "import pytest\n" + TESTS)
+    assert findings(repo, base, repo.commit("drop a test")) == [
+        "tests/test_query.py:6 test 'test_reserved_keys_are_dropped' removed"
+    ]
+
+
+def test_a_test_the_fix_only_rewrote_the_body_of_is_not_the_fixs(repo: GitRepo):
+    """The test existed before the fix (its header is older); the fix rewrote its body. A
+    take-back of the fix brings the old body back, it does not delete the test."""
+    repo.write("README.md", "x\n")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/query.py", QUERY)
+    old = TESTS + "\n\ndef test_reserved_keys_are_dropped():\n    assert parse('') == {}\n"
+    repo.write("tests/test_query.py", old)
+    repo.commit("parser")
+    repo.write("pkg/query.py", QUERY_FIXED)
+    repo.write("tests/test_query.py", TESTS_FIXED)
+    base = repo.commit("drop reserved keys")
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", TESTS)
+    assert findings(repo, base, repo.commit("take the fix back, and the test")) == REMOVED
