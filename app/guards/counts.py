@@ -2,9 +2,10 @@
 when the trees are at hand.
 
 A definition stands for one test, a parametrized Python test for one per case of its literal
-`parametrize` lists, and a suite (a `describe` or test class that holds tests) for none: its
-tests are counted on their own. From the diff alone, only what the changed lines show can be
-read, and common edits then look like removals:
+`parametrize` lists, a Go test for one per subtest it runs directly (`t.Run`, a loop of them
+counting one: `app.guards.suite`), and a suite (a `describe` or test class that holds tests)
+for none: its tests are counted on their own. From the diff alone, only what the changed lines
+show can be read, and common edits then look like removals:
 - a case added to the list of a test whose header the change does not touch (a removed test
   folded into an existing parametrized one) adds nothing the diff can count;
 - a parametrized test renamed under unchanged decorators counts as one test on each side,
@@ -15,16 +16,17 @@ read, and common edits then look like removals:
 With the base and head trees, each changed test file is read whole on both sides, so:
 - every removed or added definition counts the cases of all of its decorators, and a suite
   whose whole body holds tests counts none;
-- the Python tests whose header line the change leaves alone add the net change of their
-  cases to what the file gains (a case added to one stands for a new test, as a new test
-  does; a case taken from one offsets the new tests the file gains);
+- the Python and Go tests whose header line the change leaves alone add the net change of
+  their cases (subtests) to what the file gains (a case added to one stands for a new test,
+  as a new test does; a case taken from one offsets the new tests the file gains);
 - a test that carries on a removed one (same name or body) adds the difference.
 
-A gain pays nothing when the new cases may never run: a decorator of the test (or of its
-class) mentions a skip or xfail, a case's `marks=pytest.mark.skip` included, or the module's
-`pytestmark` does. A suite that stops being one (its last test removed) gains nothing. A loss
-always counts. Without the trees (a bare `--diff`), the diff's own counts stand, and a suite
-is one whose body the diff shows whole with tests in it.
+A gain pays nothing when the new cases may never run: a decorator of the test (or of its class)
+mentions a skip or xfail, a case's `marks=pytest.mark.skip` included, or the module's
+`pytestmark` does; a Go test's, when its body may call `t.Skip`. A suite that stops being one
+(its last test removed) gains nothing. A loss always counts. Without the trees (a bare
+`--diff`), the diff's own counts stand, and a suite is one whose body the diff shows whole with
+tests in it.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ from app.guards.trees import Side, TreeView
 
 # A decorator or parameter that may keep a case from running.
 _MAY_SKIP = re.compile(r"\b(?:skip\w*|xfail|expectedFailure)\b", re.IGNORECASE)
+# A statement in a Go test that skips it, and the subtests it holds.
+_GO_SKIP = re.compile(r"\.Skip(?:Now|f)?\s*\(")
 # pytest's module-wide marker: it applies to every test of the file.
 _MODULE_MARK = re.compile(r"^\s*pytestmark\s*=")
 
@@ -126,13 +130,17 @@ def _count(change: FileChange, trees: TreeView | None) -> _FileCounts:
         return _FileCounts(removed.counts, added.counts, 0, frozenset())
     quiet = _quiet(after)
     kept = 0
-    if _python_tests(old) and _python_tests(new):
+    if _counted_whole(old) and _counted_whole(new):
         headers = ({line.number for line in change.removed}, {line.number for line in change.added})
         kept = _kept(before, after, headers, quiet)
     return _FileCounts(before.counts, after.counts, kept, quiet)
 
 
-def _python_tests(path: str) -> bool:
+def _counted_whole(path: str) -> bool:
+    """Test files whose tests stand for cases read from the file: Python's (parametrize
+    lists) and Go's (subtests)."""
+    if path.endswith("_test.go"):
+        return True
     return path.endswith(".py") and is_test_path(path) and not is_conftest(path)
 
 
@@ -176,11 +184,19 @@ def _kept(
     return net
 
 
+def _go_skips(definition: Definition) -> bool:
+    """A Go test whose body may skip (`t.Skip`, `t.SkipNow`, `t.Skipf`), anywhere in it: in a
+    subtest, or under a condition. Unknown (cut short) counts as may."""
+    if not definition.line.text.startswith("func "):
+        return False
+    return definition.body is None or any(_GO_SKIP.search(line) for line in definition.body)
+
+
 def _quiet(side: _Whole) -> frozenset[int]:
     """Head header lines of the tests whose new cases may not run: a decorator of the test or
     of a suite around it mentions a skip or xfail (`skipif(...)`, a case given
-    `marks=pytest.mark.skip`), or the module's `pytestmark` does. Broad on purpose: such a
-    test's gains pay nothing, which is only ever stricter."""
+    `marks=pytest.mark.skip`), the module's `pytestmark` does, or a Go test may skip. Broad
+    on purpose: such a test's gains pay nothing, which is only ever stricter."""
     lines = side.lines
     if any(_MODULE_MARK.match(line.text) and _MAY_SKIP.search(line.text) for line in lines):
         return frozenset(d.line.number for d in side.defs)
@@ -189,7 +205,7 @@ def _quiet(side: _Whole) -> frozenset[int]:
     for definition in side.defs:
         index = position[definition.line.number]
         decorators = lines[decorator_start(lines, index) : index]
-        if any(_MAY_SKIP.search(line.text) for line in decorators):
+        if any(_MAY_SKIP.search(line.text) for line in decorators) or _go_skips(definition):
             marked.append(definition)
     quiet = {d.line.number for d in marked}
     for definition in side.defs:

@@ -16,13 +16,13 @@ tests a caller sets aside (`exempt`: tests removed with the code they tested, se
 change is judged exactly as it would be without them.
 
 What is left unmatched in a file is set against the new tests the same file gains, a
-parametrized test counting one per literal case and a suite (a `describe`, a test class)
-none; with the trees, counted from the whole files, so that the cases gained or lost by
-tests the change does not touch count too (`app.guards.counts`), as do those a test carried
-on gains or loses. A file whose removed tests mostly (at least three in four) went to other
-files is a move, split or merge: its few leftovers (tests renamed and edited on the way) may
-also be set against new tests other collected files gain beyond their own needs. Whatever
-remains is a removal.
+parametrized test counting one per literal case, a Go test one per subtest, and a suite (a
+`describe`, a test class) none; with the trees, counted from the whole files, so that the cases
+gained or lost by tests the change does not touch count too (`app.guards.counts`), as do those
+a test carried on gains or loses. A file whose removed tests mostly (at least three in four)
+went to other files is a move, split or merge: its few leftovers (tests renamed and edited on
+the way) may also be set against new tests other collected files gain beyond their own needs.
+Whatever remains is a removal.
 """
 
 from __future__ import annotations

@@ -32,6 +32,19 @@ _MATERIAL_DIR = re.compile(
 # __tests__/, cargo's tests/), whatever their name.
 _COLLECTED_BY_FOLDER = re.compile(r"\.([cm]?[jt]sx?|rs)$")
 
+
+def _quoted(quotes: str) -> str:
+    """A test name quoted with one of `quotes`, in group "n" (JavaScript, Ruby): up to the
+    first quote no backslash escapes, so `'don\\'t replace'` is read whole; or further where
+    the pattern needs more after it (Ruby's `it "a #{x ? "b" : "c"}" do`)."""
+    return rf"(?P<q>[{quotes}])(?P<n>(?:\\.|[^\\])+?)(?P=q)"
+
+
+_JS_NAME = _quoted("'\"`")
+_RUBY_NAME = _quoted("'\"")
+# A backslash escaping a quote or itself in a quoted name: the name has the character.
+_NAME_ESCAPE = re.compile(r"\\(['\"`\\])")
+
 # A test definition: a pattern with the name in group "n". The first two are Python's.
 _DEFINITIONS = tuple(
     re.compile(pattern)
@@ -40,17 +53,21 @@ _DEFINITIONS = tuple(
         r"^\s*class\s+(?P<n>Test\w*)\s*[(:]",
         r"^\s*(?:it|test|describe|context|specify|suite)"
         r"(?:\.(?:skip|only|each\([^)]*\)|(?:skipIf|runIf)\(.*?\)))?\s*"
-        r"\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
-        r"^\s*(?:x|f)(?:it|test|describe|context|specify)\s*\(\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)",
+        rf"\(\s*{_JS_NAME}",
+        rf"^\s*(?:x|f)(?:it|test|describe|context|specify)\s*\(\s*{_JS_NAME}",
         r"^func\s+(?P<n>(?:Test|Benchmark|Fuzz|Example)\w*)\s*\(",
         r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+(?P<n>test_\w+)\s*\(",
-        r"^\s*(?:it|describe|context|test|specify)\s+(?P<q>['\"])(?P<n>.+?)(?P=q)\s+do\b",
+        rf"^\s*(?:it|describe|context|test|specify)\s+{_RUBY_NAME}\s+do\b",
         r"^\s*(?:public\s+|protected\s+|private\s+)?(?:void|fun)\s+(?P<n>test\w*)\s*\(",
         # minitest and test-unit: a `test_` method, without parentheses (with them, the first).
         r"^\s*def\s+(?P<n>test_\w*[?!]?)\s*(?:;|#|$)",
     )
 )
 _PYTHON_DEFINITIONS = _DEFINITIONS[:2]
+# A Go test's header, with the name it gives its `*testing.T`: its subtests are `t.Run(...)`.
+_GO_TEST = re.compile(r"^func\s+Test\w*\s*\(\s*(?P<t>\w+)\s+\*testing\.T\s*\)")
+# A Go statement that starts a loop: the subtests it runs are as many as its rows.
+_GO_LOOP = re.compile(r"^for\b")
 # A JavaScript test call whose name starts the next line, as Prettier lays out a call too long
 # for one line (`test.each([...])(` then `'name',`): the header, and the line with the name.
 _SPLIT_HEADER = re.compile(
@@ -58,7 +75,7 @@ _SPLIT_HEADER = re.compile(
     r"(?:\.(?:skip|only|each\([^)]*\)|(?:skipIf|runIf)\(.*\)))?"
     r"|(?:x|f)(?:it|test|describe|context|specify))\s*\(\s*$"
 )
-_NAME_LINE = re.compile(r"^\s*(?P<q>['\"`])(?P<n>.+?)(?P=q)\s*,")
+_NAME_LINE = re.compile(rf"^\s*{_JS_NAME}\s*,")
 # Markers that are themselves a definition: `it.skip("name", ...)`, `xit("name", ...)`.
 DEFINING_SKIP = re.compile(
     r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.skip\s*\("
@@ -135,7 +152,7 @@ def definition_name(text: str) -> str | None:
     for pattern in _DEFINITIONS:
         match = pattern.search(text)
         if match is not None:
-            return match.group("n")
+            return _NAME_ESCAPE.sub(r"\1", match.group("n"))
     return None
 
 
@@ -149,7 +166,7 @@ def definition_name_at(lines: Sequence[Line], index: int) -> str | None:
     if not _next_in_run(lines, index + 1):
         return None
     match = _NAME_LINE.match(lines[index + 1].text)
-    return match.group("n") if match else None
+    return _NAME_ESCAPE.sub(r"\1", match.group("n")) if match else None
 
 
 def is_assertion(text: str) -> bool:
@@ -169,7 +186,8 @@ class Definition:
     assertions: int
     # The number of the body's last line, when the whole body is in the change.
     end: int | None
-    # How many tests it stands for: the product of its literal parametrize lists, else 1.
+    # How many tests it stands for: the product of its literal parametrize lists (Python),
+    # its subtests (Go), else 1.
     cases: int
 
 
@@ -210,7 +228,7 @@ def definitions(lines: Sequence[Line], last_line: int | None) -> list[Definition
         view = view or _View.of(lines)
         python = any(pattern.search(line.text) for pattern in _PYTHON_DEFINITIONS)
         body, assertions, end = _body(view, index, last_line, python=python)
-        cases = _cases(lines, index) if python else 1
+        cases = _cases(lines, index) if python else _go_cases(view, index)
         found.append(Definition(name, line, body, assertions, end, cases))
     return found
 
@@ -372,6 +390,38 @@ def _cases(lines: Sequence[Line], index: int) -> int:
         if "parametrize" in decorator[0]:
             total *= _parametrized_cases("\n".join(decorator))
     return total
+
+
+def _go_cases(view: _View, index: int) -> int:
+    """How many tests a Go test stands for, from the part of its body the run of lines shows:
+    one per statement directly in the body that is a `t.Run(...)` call (its own subtests,
+    nested, not counted apart) or a `for` loop calling `t.Run` (one, since the rows of a
+    table are not read, as a `parametrize` list that is not a literal counts one); at least
+    1. A subtest under an `if` or `switch` may not run, and counts nothing."""
+    header = _GO_TEST.match(view.lines[index].text)
+    if header is None:
+        return 1
+    run = re.compile(rf"(?<![\w.]){re.escape(header.group('t'))}\.Run\s*\(")
+    direct: int | None = None  # the indentation of the statements directly in the body
+    loop = counted = False  # the current direct statement is a loop; it was counted
+    subtests = 0
+    position = index + 1
+    while _next_in_run(view.lines, position) and view.budget > 0:
+        view.budget -= 1
+        stripped, depth = view.stripped[position], view.indents[position]
+        position += 1
+        if not stripped or _COMMENT.match(stripped):
+            continue
+        if depth <= view.indents[index]:
+            break
+        if direct is None or depth <= direct:
+            direct, loop, counted = depth, bool(_GO_LOOP.match(stripped)), False
+            opens = bool(run.match(stripped))
+        else:
+            opens = loop and bool(run.search(stripped))
+        if opens and not counted:
+            subtests, counted = subtests + 1, True
+    return max(subtests, 1)
 
 
 def _parametrized_cases(text: str) -> int:

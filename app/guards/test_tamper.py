@@ -10,7 +10,8 @@ Reported:
 - a test file renamed so the runner no longer collects it (`.bak`, out of test naming/folders);
 - a file's tests going down: removed tests found nowhere else in the change (by name or body)
   outnumber the new tests the same file gains, a parametrized test counting one per literal
-  case (so folding three tests into one test with three cases is not a removal) and a suite
+  case (so folding three tests into one test with three cases is not a removal), a Go test
+  one per `t.Run` subtest directly in its body (a loop over a table of them one), and a suite
   (`describe`, a test class) counting none, its tests being counted; with the trees, cases are
   read from the whole files, those gained or lost by tests the change does not touch included
   (`app.guards.counts`);

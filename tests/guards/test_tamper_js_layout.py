@@ -1,5 +1,6 @@
 """`test-tamper` and how JavaScript tests are laid out and named: a test call split after its
-`(` (Prettier's layout of a long call), a test function under an alias of the file's own that
+`(` (Prettier's layout of a long call), a name with an escaped quote (`'don\\'t ...'`, read
+whole, as Ruby's are), a test function under an alias of the file's own that
 skips only off Linux (`testOrSkipOnWindows`), and a test file renamed between `.js`, `.cjs` and
 `.mjs`. None of them removes a test; each of the real removals and skips next to them is still
 reported."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.guards.suite import definition_name
 from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper, tampered
 
 
@@ -73,6 +75,38 @@ def test_a_new_skipped_split_test_call_in_an_old_file_passes(repo: GitRepo):
     new = "\ntest.skip(\n  'when subcommand hangs then program times out',\n  () => {\n"
     new += "    expect(1).toBe(1);\n  },\n);\n"
     assert tampered(repo, {PATH: SPLIT}, lambda r: r.write(PATH, SPLIT + new)) == []
+
+
+# -- names with escaped quotes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("test('don\\'t replace blue', t => {", "don't replace blue"),
+        ("xit('don\\'t replace', () => {", "don't replace"),
+        ('it("says \\"hi\\" twice", () => {', 'says "hi" twice'),
+        ("test('ends in a backslash \\\\', () => {", "ends in a backslash \\"),
+        ("  it 'doesn\\'t parse' do", "doesn't parse"),
+        # The lines after the closing quote decide where a Ruby name ends (rack 7ff327f).
+        (
+            '  it "respects priority #{global ? "globally" : "via config"}" do',
+            'respects priority #{global ? "globally" : "via config"}',
+        ),
+    ],
+)
+def test_a_quoted_name_runs_to_the_first_quote_no_backslash_escapes(header: str, name: str):
+    assert definition_name(header) == name
+
+
+def test_a_removed_test_whose_name_escapes_a_quote_is_reported_by_its_whole_name(repo: GitRepo):
+    # chalk 2ca015c: the name was cut at the escaped quote, `don\`.
+    kept = "test('detect a simple term', t => {\n\tt.is(blue('foo'), 'x');\n});\n"
+    gone = "\ntest('don\\'t replace blue in xterm', t => {\n\tt.is(blue('foo'), 'y');\n});\n"
+    found = tampered(
+        repo, {"test/windows.js": kept + gone}, lambda r: r.write("test/windows.js", kept)
+    )
+    assert messages(found) == ['test "don\'t replace blue in xterm" removed']
 
 
 # -- an alias that skips only off Linux ----------------------------------------------------------

@@ -1,0 +1,151 @@
+"""`test-tamper` and Go subtests: a Go test counts one test per `t.Run(...)` statement directly
+in its body, as a parametrized Python test counts one per literal case, and a loop that runs
+subtests over a table counts one (its rows are not read, as a parametrize list that is not a
+literal counts one). Counted at the base and at the head alike: three tests folded into one
+test with five subtests is no removal (echo d5b32c6), a test with five subtests removed needs
+five back, and the subtests that tests the change leaves alone gain or lose count too."""
+
+from __future__ import annotations
+
+from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
+
+PATH = "bind_test.go"
+HEAD = 'package echo\n\nimport "testing"\n'
+
+
+def plain(name: str, check: str = "Bind(1) != 1") -> str:
+    return f'\nfunc {name}(t *testing.T) {{\n\tif {check} {{\n\t\tt.Error("{name}")\n\t}}\n}}\n'
+
+
+def subtest(name: str, check: str = "Bind(1) != 1") -> str:
+    return (
+        f'\tt.Run("{name}", func(t *testing.T) {{\n'
+        f'\t\tif {check} {{\n\t\t\tt.Error("{name}")\n\t\t}}\n\t}})\n'
+    )
+
+
+def with_subtests(name: str, *subtests: str, param: str = "t") -> str:
+    body = "".join(subtest(s) for s in subtests).replace("t.Run(", f"{param}.Run(")
+    return f"\nfunc {name}({param} *testing.T) {{\n{body}}}\n"
+
+
+def with_table(name: str, rows: int) -> str:
+    table = "".join(f'\t\t{{"row {n}", {n}}},\n' for n in range(rows))
+    return (
+        f"\nfunc {name}(t *testing.T) {{\n"
+        f"\ttests := []struct {{\n\t\tname string\n\t\tin   int\n\t}}{{\n{table}\t}}\n"
+        "\tfor _, tc := range tests {\n"
+        "\t\tt.Run(tc.name, func(t *testing.T) {\n"
+        '\t\t\tif Bind(tc.in) != tc.in {\n\t\t\t\tt.Error("row")\n\t\t\t}\n'
+        "\t\t})\n\t}\n}\n"
+    )
+
+
+THREE = HEAD + plain("TestBindTwoFiles") + plain("TestBindMultipleKeys") + plain("TestBindOneFile")
+FIVE = ("nok, struct", "ok, single", "ok, multiple to one", "ok, slice", "ok, slice of pointers")
+
+
+def removed(repo: GitRepo, before: str, after: str) -> list[str]:
+    """The names `test-tamper` reports removed when `before` becomes `after`, sorted."""
+    found = tamper(repo, {PATH: before}, lambda r: r.write(PATH, after))
+    return sorted(finding.split(" ", 1)[1] for finding in found)
+
+
+# -- not removals ------------------------------------------------------------------------------
+
+
+def test_three_tests_folded_into_one_test_with_five_subtests_pass(repo: GitRepo):
+    # echo d5b32c6: TestFormMultipartBind{TwoFiles,MultipleKeys,OneFile} became the five
+    # subtests of TestBindMultipartFormFiles.
+    after = HEAD + with_subtests("TestBindMultipartFormFiles", *FIVE)
+    assert removed(repo, THREE, after) == []
+
+
+def test_the_same_fold_given_as_a_bare_diff_passes(repo: GitRepo):
+    # Both whole functions are in the diff: their subtests are read from it.
+    repo.write(PATH, THREE)
+    base = repo.commit("base")
+    repo.write(PATH, HEAD + with_subtests("TestBindMultipartFormFiles", *FIVE))
+    head = repo.commit("fold")
+    assert by_rule(diff_result(repo.git("diff", base, head) + "\n"), "test-tamper") == []
+
+
+def test_subtests_are_read_under_the_name_the_test_gives_its_testing_t(repo: GitRepo):
+    after = HEAD + with_subtests("TestBindMultipartFormFiles", *FIVE[:3], param="tt")
+    assert removed(repo, THREE, after) == []
+
+
+def test_a_test_folded_as_a_subtest_of_a_test_that_stays_passes(repo: GitRepo):
+    # The parametrize analogue of a case added to a test whose header is unchanged.
+    before = HEAD + with_subtests("TestBind", "a", "b") + plain("TestBindOneFile")
+    after = HEAD + with_subtests("TestBind", "a", "b", "one file")
+    assert removed(repo, before, after) == []
+
+
+# -- still removals ----------------------------------------------------------------------------
+
+
+def test_one_subtest_for_three_tests_is_a_removal(repo: GitRepo):
+    after = HEAD + with_subtests("TestBindMultipartFormFiles", "ok")
+    assert removed(repo, THREE, after) == [
+        "test 'TestBindMultipleKeys' removed",
+        "test 'TestBindTwoFiles' removed",
+    ]
+
+
+def test_a_test_with_five_subtests_needs_five_tests_back(repo: GitRepo):
+    # Before subtests were counted, the two new tests paid for the one removed.
+    before = HEAD + with_subtests("TestBindMultipartFormFiles", *FIVE)
+    after = HEAD + plain("TestBindOne") + plain("TestBindTwo")
+    assert removed(repo, before, after) == ["test 'TestBindMultipartFormFiles' removed"]
+
+
+def test_a_loop_over_a_table_counts_one_however_many_rows(repo: GitRepo):
+    after = HEAD + with_table("TestBindFiles", rows=5)
+    assert removed(repo, THREE, after) == [
+        "test 'TestBindMultipleKeys' removed",
+        "test 'TestBindTwoFiles' removed",
+    ]
+
+
+def test_nested_subtests_count_as_the_one_subtest_around_them(repo: GitRepo):
+    group = (
+        '\nfunc TestBindFiles(t *testing.T) {\n\tt.Run("group", func(t *testing.T) {\n'
+        + "".join("\t" + line + "\n" for line in "".join(subtest(s) for s in FIVE).splitlines())
+        + "\t})\n}\n"
+    )
+    assert removed(repo, THREE, HEAD + group) == [
+        "test 'TestBindMultipleKeys' removed",
+        "test 'TestBindTwoFiles' removed",
+    ]
+
+
+def test_subtests_moved_out_of_a_test_that_stays_pay_for_nothing(repo: GitRepo):
+    # The parametrize analogue of a case moved from one test to another: TestBind keeps its
+    # header and loses three subtests to a new test, which then cannot pay for TestBindOneFile.
+    before = HEAD + with_subtests("TestBind", "a", "b", "c", "d") + plain("TestBindOneFile")
+    after = HEAD + with_subtests("TestBind", "a") + with_subtests("TestBindMoved", "b", "c", "d")
+    assert removed(repo, before, after) == ["test 'TestBindOneFile' removed"]
+
+
+def test_subtests_a_test_that_stays_loses_count_against_the_new_tests(repo: GitRepo):
+    before = HEAD + with_subtests("TestBind", "a", "b", "c") + plain("TestBindOneFile")
+    after = HEAD + with_subtests("TestBind", "a") + plain("TestBindNew")
+    assert removed(repo, before, after) == ["test 'TestBindOneFile' removed"]
+
+
+def test_a_subtest_added_to_a_test_that_may_skip_pays_for_nothing(repo: GitRepo):
+    skipping = '\tif testing.Short() {\n\t\tt.Skip("long")\n\t}\n'
+    before = HEAD + with_subtests("TestBind", "a").replace("{\n", "{\n" + skipping, 1)
+    before += plain("TestBindOneFile")
+    after = HEAD + with_subtests("TestBind", "a", "one file").replace("{\n", "{\n" + skipping, 1)
+    assert removed(repo, before, after) == ["test 'TestBindOneFile' removed"]
+
+
+def test_subtests_removed_from_a_test_that_stays_are_not_reported_alone(repo: GitRepo):
+    # As cases taken from a parametrize list whose test keeps its header (a known gap of the
+    # rule, docs/guards.md): counted against the file's new tests, never reported by
+    # themselves, the test being still there.
+    before = HEAD + with_subtests("TestBind", *FIVE)
+    after = HEAD + with_subtests("TestBind", FIVE[0])
+    assert removed(repo, before, after) == []
