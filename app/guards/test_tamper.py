@@ -247,6 +247,14 @@ def _testpaths_narrowed(
     return [Tamper(c.new_path or "", None, message) for c in configs]
 
 
+def _ini_comment(path: str, text: str) -> bool:
+    """A whole-line comment of an ini file (pytest.ini, tox.ini, setup.cfg), which both pytest's
+    and tox's readers drop, inside a multi-line value too: httpie's `# pytest -m 'not
+    requires_installation'` advice configures nothing. Not TOML, where such a line may sit
+    inside a multi-line string, nor a conftest.py."""
+    return path.endswith((".ini", ".cfg")) and text.lstrip()[:1] in ("#", ";")
+
+
 def _leaves_nothing_out(
     change: FileChange, line: Line, trees: TreeView | None, fresh: frozenset[str]
 ) -> bool:
@@ -443,6 +451,7 @@ def _markers(
         elif (
             config
             and _NARROWING.search(line.text)
+            and not _ini_comment(change.path, line.text)
             and _new_narrowing(line, change, before)
             and not _leaves_nothing_out(change, line, sides.trees, fresh)
         ):

@@ -363,3 +363,33 @@ def test_norecursedirs_over_a_base_config_that_cannot_be_read_is_narrowing(repo:
     config = "[tool:pytest]\nnorecursedirs = .git docs red\n"
     found = tamper(repo, files, lambda r: r.write("setup.cfg", config))
     assert "setup.cfg:2 test collection narrowed" in found
+
+
+# -- a comment in an ini file configures nothing --------------------------------------------
+
+
+def test_narrowing_advice_in_an_ini_comment_passes(repo: GitRepo):
+    """httpie 7abddfe: a comment in pytest.ini suggesting `-m 'not ...'` to the reader."""
+    config = (
+        "[pytest]\nmarkers =\n    # to run without a full install:\n"
+        "    # pytest -m 'not requires_installation'\n    requires_installation\n"
+    )
+    files = {**RED, "pytest.ini": "[pytest]\nmarkers =\n    requires_installation\n"}
+    assert tamper(repo, files, lambda r: r.write("pytest.ini", config)) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        # inside a TOML multi-line string, `#` starts no comment: shlex hands pytest `-m`
+        (
+            "pyproject.toml",
+            '[tool.pytest.ini_options]\naddopts = """\n# -m "not red"\n"""\n',
+        ),
+        ("tests/conftest.py", "collect_ignore = [\n# 'x'\n'test_red.py']\n"),
+        ("pytest.ini", "[pytest]\naddopts = -p no:cacheprovider\n    -m 'not red' # why\n"),
+    ],
+)
+def test_narrowing_that_only_looks_commented_is_reported(repo: GitRepo, path: str, text: str):
+    found = tamper(repo, RED, lambda r: r.write(path, text))
+    assert any(f.startswith(path) and f.endswith("test collection narrowed") for f in found)
