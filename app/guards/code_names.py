@@ -200,6 +200,11 @@ def is_distinctive(name: str) -> bool:
     )
 
 
+def is_reserved(name: str) -> bool:
+    """A builtin, a keyword or a dunder: never a file's own subject, however it is named."""
+    return name in _BUILTINS or name in _OTHER_KEYWORDS or name.startswith("__")
+
+
 def defined_names(text: str, path: str) -> list[str]:
     """The names `text` (one line of `path`) defines."""
     found = [match["n"] for pattern in _DEFINITIONS if (match := pattern.search(text))]

@@ -39,6 +39,19 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    body, the same header but for its name, the same decorators and the same enclosing suite;
    or a Python test whose twin, the same function under the same name with the same imports,
    runs on in another test file the change leaves alone (`app.guards.twins`).
+5. Its file's source file went with it: the deleted test file is paired by its stem with a
+   source file the change deletes (`jwt_test.go` and `jwt.go`, `spec_logger.rb` and
+   `logger.rb`: `app.guards.pairs`), most of whose lines are not added back, and which is
+   named after a name it defined, however short or common (`JWT`, `Logger`), that is gone.
+   Gone here is 2's "no longer provided, not renamed or moved" but that a plain comment, or a
+   Ruby autoload of a deleted file found nowhere at the head, provides nothing, and a name
+   that took its place in a retargeted line counts as a rename only when the project defines
+   it (`Hash` for `OrderedHash` is no code of the project's). A test of the file then goes if
+   it uses (by 3's reading, or in the header of a suite around it) a name the source file
+   defined (a distinctive one, or the one it is named after) that is gone, and every such
+   name it uses is gone, a class or module the file only opened around what went, or a
+   method of a class that went (other classes' methods of that name are not its code) that
+   the change does not define anew. Whatever else it calls.
 
 Everything errs one way: what cannot be shown from the trees is taken to be still there. The
 evidence that a subject went is positive: the whole head tree searched, not only its code; a
@@ -63,10 +76,19 @@ from app.guards.code_names import (
     is_data,
     is_distinctive,
     is_prose,
+    is_reserved,
     is_source,
     references,
 )
-from app.guards.suite import Definition, block_end, definitions, indent
+from app.guards.pairs import (
+    autoload_target,
+    ends_at,
+    named_after,
+    paired_sources,
+    plain_comment,
+    source_stem,
+)
+from app.guards.suite import Definition, block_end, definitions, indent, is_test_path
 from app.guards.trees import Hit, TreeView
 from app.guards.twins import Twins
 
@@ -109,6 +131,8 @@ class Exemptions:
         self._gone_packages: dict[int, bool] = {}
         self._gone: dict[str, bool] = {}
         self._head_hits: dict[str, list[Hit]] = {}
+        self._pair_names_of: dict[int, frozenset[str]] = {}
+        self._pair_gone_of: dict[str, bool] = {}
 
     def set_aside(self, unmatched: Mapping[int, Sequence[Definition]]) -> dict[int, set[int]]:
         """Of the removed tests nothing else accounts for, the header lines (per file) of
@@ -137,6 +161,10 @@ class Exemptions:
                 chosen.setdefault(index, set()).update(
                     d.line.number for d in defs if self._uses(index, d, subject)
                 )
+        for index, defs in unmatched.items():
+            freed = self._paired(index, defs)
+            if freed:
+                chosen.setdefault(index, set()).update(freed)
         twins = Twins(self._files, self._trees, unmatched)
         for index, defs in unmatched.items():
             taken = chosen.setdefault(index, set())
@@ -179,17 +207,21 @@ class Exemptions:
     # -- 2. the subject went with it -----------------------------------------------------
 
     @cached_property
-    def _removed(self) -> dict[str, list[_Removed]]:
-        """Distinctive names the change deletes a definition of, from source code."""
+    def _deleted(self) -> dict[str, list[_Removed]]:
+        """Every name the change deletes a definition of, from source code."""
         found: dict[str, list[_Removed]] = {}
         for index, change in enumerate(self._files):
             if not is_source(change.old_path):
                 continue
             for line in change.removed:
                 for name in defined_names(line.text, change.old_path or ""):
-                    if is_distinctive(name):
-                        found.setdefault(name, []).append(_Removed(name, index, line))
+                    found.setdefault(name, []).append(_Removed(name, index, line))
         return found
+
+    @cached_property
+    def _removed(self) -> dict[str, list[_Removed]]:
+        """Distinctive names the change deletes a definition of, from source code."""
+        return {name: found for name, found in self._deleted.items() if is_distinctive(name)}
 
     @cached_property
     def _added_lines(self) -> set[str]:
@@ -307,11 +339,14 @@ class Exemptions:
             body = _body_after(self._files[removed.file], removed.line)
             if not body or mostly_added(body, self._added_lines):
                 return True
-        return any(self._retargeted(name, change) for change in self._files)
+        return any(self._replacements(name, change) for change in self._files)
 
-    def _retargeted(self, name: str, change: FileChange) -> bool:
+    def _replacements(self, name: str, change: FileChange) -> set[str]:
+        """The names that took the place of `name` in deleted lines of source code that come
+        back with another name where it was (callers retargeted)."""
+        found: set[str] = set()
         if not is_source(change.old_path):
-            return False
+            return found
         word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
         for line in change.removed:
             match = word.search(line.text)
@@ -320,9 +355,11 @@ class Exemptions:
             before, after = line.text[: match.start()].lstrip(), line.text[match.end() :].rstrip()
             if len(before.strip()) + len(after.strip()) < _MIN_CONTEXT:
                 continue
-            if any(_same_but_name(text, before, after, name) for text in self._added_lines):
-                return True
-        return False
+            for text in self._added_lines:
+                other = _replacement(text, before, after, name)
+                if other is not None:
+                    found.add(other)
+        return found
 
     def _allowed(self, name: str, hit: Hit, subjects: set[str]) -> bool:
         """Whether a project definition a removed test exercises, still at the head, is part
@@ -377,7 +414,7 @@ class Exemptions:
 
         return all(part(removed) for removed in self._removed[name]) and not self._renamed(name)
 
-    def _owner(self, removed: _Removed) -> list[str]:
+    def _owner(self, removed: _Removed, *, through: bool = False) -> list[str]:
         """The class (Go receiver, JavaScript object) a deleted definition was on, and the
         classes and modules around that one, innermost first."""
         text = removed.line.text
@@ -385,6 +422,12 @@ class Exemptions:
             match = pattern.match(text)
             if match is not None:
                 return [match["n"]]
+        return self._around(removed, through=through)
+
+    def _around(self, removed: _Removed, *, through: bool = False) -> list[str]:
+        """The classes and modules around a deleted definition, innermost first; `through`
+        blocks that define nothing (a Ruby `if RUBY_VERSION < "1.9"` around methods)."""
+        text = removed.line.text
         path = self._files[removed.file].old_path
         base = self._trees.text("base", path) if self._trees is not None and path else None
         if base is None:
@@ -396,11 +439,202 @@ class Exemptions:
             candidate = lines[position]
             if candidate.strip() and indent(candidate) < header:
                 match = _CLASS.match(candidate)
+                if match is None and through and not defined_names(candidate, path or ""):
+                    header = indent(candidate)
+                    continue
                 if match is None:
                     break  # a function or block around it: what encloses that is no owner
                 found.extend(reversed(match["n"].split("::")))
                 header = indent(candidate)
         return found
+
+    # -- 5. the source file it is named after went with it ----------------------------
+
+    def _paired(self, index: int, defs: Sequence[Definition]) -> set[int]:
+        """The header lines of the tests of a deleted test file that go with a source file of
+        its stem the change deletes (`app.guards.pairs`): those that use a name the source
+        file defined, when every such name they use is gone (but the classes and modules the
+        file only opened around what went)."""
+        freed: set[int] = set()
+        if self._trees is None:
+            return freed
+        for source in paired_sources(self._files, index):
+            names = self._pair_names(source)
+            if not names:
+                continue
+            openings = self._openings(source)
+            for definition in defs:
+                used = self._pair_uses(index, definition, names)
+                gone = {name for name in used if self._pair_gone(name)}
+                if gone and all(
+                    name in gone or name in openings or self._member_of_gone(name, source)
+                    for name in used
+                ):
+                    freed.add(definition.line.number)
+        return freed
+
+    def _pair_names(self, source: int) -> frozenset[str]:
+        """The names a deleted source file defined (its distinctive ones, and the one it is
+        named after, however short or common: `JWT` in `jwt.go`, `Logger` in `logger.rb`);
+        none unless the file went: most of its lines not added back anywhere in the change,
+        and the name it is named after gone. A file named after nothing it defines (`util.go`
+        of helpers) is no subject its tests go with."""
+        if source not in self._pair_names_of:
+            self._pair_names_of[source] = self._read_pair_names(source)
+        return self._pair_names_of[source]
+
+    def _read_pair_names(self, source: int) -> frozenset[str]:
+        change = self._files[source]
+        path = change.old_path or ""
+        stem = source_stem(path)
+        if stem is None or mostly_added([line.text for line in change.removed], self._added_lines):
+            return frozenset()
+        defined = {name for line in change.removed for name in defined_names(line.text, path)}
+        subjects = {name for name in defined if named_after(name, stem) and not is_reserved(name)}
+        names = {name for name in defined if is_distinctive(name)} | subjects
+        self._search(names)
+        if not any(self._pair_gone(name) for name in subjects):
+            return frozenset()
+        return frozenset(names)
+
+    def _pair_uses(self, index: int, definition: Definition, names: Collection[str]) -> set[str]:
+        """Which of `names` a removed test uses: read from it and the helpers of its file it
+        calls, or as words in its own lines or in the headers of the suites around it (the
+        `describe Thor::CoreExt::OrderedHash do` whose `subject` its tests use), as rule 3
+        reads them (a description naming the subject names it too)."""
+        lines = self._wholly_deleted(index, definition)
+        found = self._references(index, definition)
+        if lines is None or found is None:
+            return set()
+        used = set(names) & (found.exercised | found.named)
+        position = definition.line.number - 1
+        path = self._files[index].old_path or ""
+        start = position - len(_decorators(lines, position))
+        own = lines[start : block_end(lines, position, python=_is_python(path))]
+        suite = _enclosing(lines, position)
+        while suite is not None:
+            own.append(lines[suite])
+            suite = _enclosing(lines, suite)
+        text = "\n".join(own)
+        used |= {n for n in names if re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", text)}
+        return used
+
+    def _member_of_gone(self, name: str, source: int) -> bool:
+        """A method (or nested definition) the source file defined only inside a class, Go
+        receiver or JavaScript object that went (`OrderedHash#shift`): other classes' methods
+        of the name (`Arguments#shift`) are not its code. Unless the change defines the name
+        anew, outside tests, or moves or renames it: where its code would live on."""
+        records = [r for r in self._deleted.get(name, []) if r.file == source]
+        owners = [self._owner(r, through=True)[:1] for r in records]
+        return (
+            bool(records)
+            and all(owner and self._pair_gone(owner[0]) for owner in owners)
+            and not self._pair_moved(name)
+            and not self._defined_anew(name)
+        )
+
+    def _defined_anew(self, name: str) -> bool:
+        """Whether a line the change adds outside tests defines the name, assigns it, or
+        names it in a string or symbol, as dynamic definitions do (`define_method(:name)`,
+        `setattr(cls, "name", ...)`)."""
+        named = re.compile(rf"""(?<![\w$:]):{re.escape(name)}\b|(['"`]){re.escape(name)}\1""")
+        return any(
+            name in defined_names(line.text, change.path)
+            or _assigns(line.text, name)
+            or named.search(line.text) is not None
+            for change in self._files
+            if change.new_path is not None and not is_test_path(change.new_path)
+            for line in change.added
+        )
+
+    def _pair_gone(self, name: str) -> bool:
+        """No line of the head tree provides the name, as `_is_gone` reads it but that a plain
+        comment, or an autoload of a file the change deleted, provides nothing; and it was not
+        moved or renamed into project code."""
+        if name not in self._pair_gone_of:
+            self._search([name])
+            hits = self._head_hits.get(name, [])
+            still = any(self._pair_provides(hit, name) for hit in hits)
+            self._pair_gone_of[name] = not still and not self._pair_moved(name)
+        return self._pair_gone_of[name]
+
+    def _pair_provides(self, hit: Hit, name: str) -> bool:
+        if not is_source(hit.path):
+            return _provides(hit, name)
+        if plain_comment(hit.text, hit.path):
+            return False  # a comment runs nothing and defines nothing
+        target = autoload_target(hit.text, name, hit.path)
+        if target is not None and self._loads_deleted_file(target):
+            return False  # loading the name would fail: nothing provides it
+        return binds(hit.text, name, hit.path)
+
+    def _loads_deleted_file(self, target: str) -> bool:
+        """Whether an autoload's file is one the change deletes, found nowhere at the head."""
+        deleted = any(
+            c.status == "deleted" and c.old_path is not None and ends_at(c.old_path, target)
+            for c in self._files
+        )
+        return deleted and not any(ends_at(path, target) for path in self._head_files)
+
+    @cached_property
+    def _head_files(self) -> list[str]:
+        return self._trees.listing("head", ".") if self._trees is not None else []
+
+    def _pair_moved(self, name: str) -> bool:
+        """Whether a deleted definition of the name lives on: most of its body added back, its
+        one line added back with another name (a definition with no body to compare, too short
+        to tell, counts as moved), or a deleted line of code that used it added back with
+        another name of the project's in its place. A built-in or library name taking its
+        place (`Hash` for a deleted `OrderedHash`) is no code of the project's living on."""
+        for removed in self._deleted.get(name, []):
+            body = _body_after(self._files[removed.file], removed.line)
+            if any(_telling(text) for text in body):
+                if mostly_added(body, self._added_lines):
+                    return True
+            elif self._header_renamed(removed):
+                return True
+        others = {other for change in self._files for other in self._replacements(name, change)}
+        return any(self._project_name(other.rsplit(".", 1)[-1]) for other in others)
+
+    def _header_renamed(self, removed: _Removed) -> bool:
+        text = removed.line.text
+        match = re.search(rf"(?<![\w$]){re.escape(removed.name)}(?![\w$])", text)
+        if match is None:
+            return True
+        before, after = text[: match.start()].lstrip(), text[match.end() :].rstrip()
+        if len(before.strip()) + len(after.strip()) < _MIN_CONTEXT:
+            return True
+        return any(
+            _replacement(added, before, after, removed.name) is not None
+            for added in self._added_lines
+        )
+
+    def _project_name(self, name: str) -> bool:
+        """Whether the head tree defines `name` in code, or may (a file it cannot read)."""
+        self._search([name])
+        return any(
+            _may_define(hit.path)
+            or (is_code(hit.path) and (name in _defines(hit) or _assigns(hit.text, name)))
+            for hit in self._head_hits.get(name, [])
+        )
+
+    def _openings(self, source: int) -> set[str]:
+        """The classes and Ruby modules a deleted source file only opened around a definition
+        that went (`class Thor` and `module CoreExt` around `class OrderedHash`): each of the
+        file's definitions of the name is a `class` or `module` line."""
+        around: set[str] = set()
+        for name in self._pair_names(source):
+            if self._pair_gone(name):
+                for removed in self._deleted.get(name, []):
+                    if removed.file == source:
+                        around.update(self._around(removed))
+        return {
+            name
+            for name in around
+            if all(
+                _CLASS.match(r.line.text) for r in self._deleted.get(name, []) if r.file == source
+            )
+        }
 
     # -- 3. an exact duplicate stays ---------------------------------------------------
 
@@ -520,6 +754,13 @@ def _provides(hit: Hit, name: str) -> bool:
     return True  # data names it (an entry point), other code may use or define it
 
 
+def _assigns(text: str, name: str) -> bool:
+    """An assignment to `name` at any depth (a Ruby constant in its module), or to an
+    attribute of that name (`exports.Name = class {`)."""
+    pattern = rf"(?:^\s*|[\w$)\]]\.){re.escape(name)}\s*(?::[^=]*)?=(?![=>~])"
+    return re.search(pattern, text) is not None
+
+
 def _is_python(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
@@ -612,12 +853,13 @@ def _telling(text: str) -> bool:
     return len(stripped) >= _MIN_LINE and any(char.isalnum() for char in stripped)
 
 
-def _same_but_name(text: str, before: str, after: str, name: str) -> bool:
-    """`text` is `before` + another (maybe qualified) name + `after`."""
+def _replacement(text: str, before: str, after: str, name: str) -> str | None:
+    """The other (maybe qualified) name `text` has between `before` and `after`, if it is
+    that: `name` replaced."""
     if not (text.startswith(before) and text.endswith(after)):
-        return False
+        return None
     middle = text[len(before) : len(text) - len(after)] if after else text[len(before) :]
-    return middle != name and bool(_QUALIFIED.fullmatch(middle))
+    return middle if middle != name and _QUALIFIED.fullmatch(middle) else None
 
 
 def _decorators(lines: Sequence[str], position: int) -> tuple[str, ...]:

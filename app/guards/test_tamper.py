@@ -57,6 +57,10 @@ removed, when (see `app.guards.subjects` for the exact conditions):
   source file at the head still provides and that was not renamed or moved; and every other
   project definition the test (or a helper from its own file) exercises is gone too, is the
   class the gone name was defined on, or had a use of it cut out of its body;
+- their file's source file went with it: a deleted test file paired by its stem with a
+  source file the change deletes (`jwt_test.go` and `jwt.go`), named after a name it defined
+  that is gone; its tests that use a gone name of that file, and none of it that lives on,
+  go, whatever else they call;
 - they are exact duplicates of a test that stays (same body, header but for the name,
   decorators and enclosing suite), or, for a Python test, of a twin of the same name and
   imports in another test file the change leaves alone (`app.guards.twins`);
