@@ -162,6 +162,18 @@ _COLLECT_IGNORE = re.compile(
     r"^\s*(?P<kind>collect_ignore(?:_glob)?)\s*(?:\+?=|\.(?:extend|append)\s*\()(?P<rest>.*)$"
 )
 _STRINGS = re.compile(r"(?P<q>['\"])([^'\"\\]*)(?P=q)")
+# A marker deselection with its expression: `-m "not leaks"`, `-m 'not a and not b'`.
+_MARK_DESELECTION = re.compile(
+    r"(?:^|(?<=\s))-m(?:\s*=\s*|\s+)(?P<q>\\?['\"])(?P<expr>not\b[^'\"\\]*)(?P=q)"
+)
+# Lines that reach tests beyond a module's own: a hook, a plugin loaded, a marker added.
+_LOADS_PLUGINS = re.compile(r"\bpytest_plugins\b|\bdef\s+pytest_|\badd_marker\b")
+# ... or that mark tests at all.
+_MAY_MARK = re.compile(_LOADS_PLUGINS.pattern + r"|\bmark\b|\bpytestmark\b")
+# A configuration loading a plugin: `-p myplugin` (`-p no:x` turns one off).
+_PLUGIN_OPTION = re.compile(r"(?:^|[\s'\"])-p(?:\s*=\s*|\s+)(?!no:)|\bpytest_plugins\b")
+# `not a`, `not a and not b`, `(not a) or (not b)`: negated marker names only.
+_NEGATED_NAMES = re.compile(r"\(*\s*not\s+\w+\s*\)*(?:\s+(?:and|or)\s+\(*\s*not\s+\w+\s*\)*)*")
 # The one narrowing `_leaves_nothing_out` judges by what it leaves out.
 _NORECURSE = re.compile(r"\bnorecursedirs\b")
 _DEFINES_TESTS = re.compile(r"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTILINE)
@@ -213,7 +225,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor)
-            found.extend(_markers(change, existed, sides, travelled.get(index), fresh))
+            found.extend(_markers(change, existed, sides, travelled.get(index), fresh, files))
     narrowed = _testpaths_narrowed(files, trees, found, fresh)
     return found + _lost_assertions(files, moves) + narrowed
 
@@ -273,6 +285,71 @@ def _leaves_nothing_out(
     if not _NORECURSE.search(line.text) or _NARROWING.search(_NORECURSE.sub("", line.text)):
         return False
     return not _left_out(trees, fresh)
+
+
+def _deselects_only_new_markers(
+    text: str, files: Sequence[FileChange], trees: TreeView | None, fresh: frozenset[str]
+) -> bool:
+    """A line whose only narrowing is `-m "not leaks"` (markers joined by `and`/`or`, each
+    negated) over markers the change declares (a line it adds to a configuration's `markers`)
+    and no test that ran before can carry: every line of the head tree that names one is in a
+    file the change adds with no test moved into it, or is a line the change adds to a pytest
+    configuration file (the declaration, the deselection); and nothing the change adds could
+    mark an old test under a computed name (`_may_mark_old_tests`). multidict's new `leaks`
+    tests, deselected in its wheel builds, pass. A marker named anywhere else (an old test
+    given it, a conftest adding it, a plugin that adds it, named where the project installs
+    it) may deselect a test that ran."""
+    markers = _deselected_markers(text)
+    if trees is None or not markers:
+        return False
+    settings = [
+        change
+        for change in files
+        if change.new_path is not None
+        and is_config(change.new_path)
+        and not is_conftest(change.new_path)
+    ]
+    added = {(change.new_path, line.number) for change in settings for line in change.added}
+    declared = {
+        name
+        for change in settings
+        for line in change.added
+        for name in markers
+        if re.match(rf"""^\s*["']?{re.escape(name)}\s*(?::|["',]|$)""", line.text)
+    }
+    hits = trees.search("head", markers) + trees.mentions("head", markers)
+    return (
+        declared == markers
+        and all((hit.path, hit.number) in added or hit.path in fresh for hit in hits)
+        and not any(_may_mark_old_tests(change, fresh) for change in files)
+    )
+
+
+def _may_mark_old_tests(change: FileChange, fresh: frozenset[str]) -> bool:
+    """Whether a file's added lines could give a marker to a test that ran before, under any
+    name, spelled out or computed (`getattr(pytest.mark, "lea" + "ks")`): a Python file's
+    marker line, unless it decorates a test of a test module the change adds; a hook, a
+    `pytest_plugins` or an `add_marker` anywhere; a plugin loaded by a configuration (`-p`)."""
+    path = change.new_path or ""
+    if path.endswith(".py"):
+        own = path in fresh and is_test_module(path) and not is_conftest(path)
+        pattern = _LOADS_PLUGINS if own else _MAY_MARK
+        return any(pattern.search(line.text) for line in change.added)
+    return is_config(path) and any(_PLUGIN_OPTION.search(line.text) for line in change.added)
+
+
+def _deselected_markers(text: str) -> set[str]:
+    """The markers a line deselects when `-m "not ..."` is its only narrowing; empty when it
+    narrows by anything else, or by an expression other than negated names."""
+    expressions = [m["expr"] for m in _MARK_DESELECTION.finditer(text)]
+    if not expressions or _NARROWING.search(_MARK_DESELECTION.sub(" ", text)):
+        return set()
+    markers: set[str] = set()
+    for expression in expressions:
+        if _NEGATED_NAMES.fullmatch(expression.strip()) is None:
+            return set()
+        markers.update(re.findall(r"(?<=not)\s+\(*\s*(\w+)", expression))
+    return markers
 
 
 def _left_out(trees: TreeView, fresh: frozenset[str]) -> list[str]:
@@ -440,6 +517,7 @@ def _markers(
     sides: _Sides,
     travelled: Travelled | None,
     fresh: frozenset[str] = frozenset(),
+    files: Sequence[FileChange] = (),
 ) -> list[Tamper]:
     found: list[Tamper] = []
     config = bool(_PYTEST_CONFIG.search(change.path))
@@ -458,6 +536,7 @@ def _markers(
             and not _ini_comment(change.path, line.text)
             and _new_narrowing(line, change, before)
             and not _leaves_nothing_out(change, line, sides.trees, fresh)
+            and not _deselects_only_new_markers(line.text, files, sides.trees, fresh)
         ):
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
     arrived: set[int] = travelled.arrived if travelled else set()

@@ -393,3 +393,107 @@ def test_narrowing_advice_in_an_ini_comment_passes(repo: GitRepo):
 def test_narrowing_that_only_looks_commented_is_reported(repo: GitRepo, path: str, text: str):
     found = tamper(repo, RED, lambda r: r.write(path, text))
     assert any(f.startswith(path) and f.endswith("test collection narrowed") for f in found)
+
+
+# -- `-m "not X"` over a marker only the change's new tests carry ---------------------------
+
+LEAKS = "import pytest\n\n\n@pytest.mark.leaks\ndef test_leak():\n    assert leaked() == 0\n"
+DECLARED = "[pytest]\nmarkers =\n    leaks: memory leak tests\n"
+WHEELS = "[tool.cibuildwheel]\ntest-command = 'pytest -m \"not leaks\" {project}/tests'\n"
+
+
+def test_deselecting_a_marker_only_new_tests_carry_passes(repo: GitRepo):
+    """multidict 9a32040: new leak tests, marked `leaks`, deselected in wheel builds."""
+    files = {**RED, "pyproject.toml": "[tool.cibuildwheel]\ntest-command = 'pytest'\n"}
+    files["pytest.ini"] = "[pytest]\nmarkers =\n    slow: slow tests\n"
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/test_leaks.py", LEAKS)
+        r.write("pytest.ini", files["pytest.ini"] + "    leaks: memory leak tests\n")
+        r.write("pyproject.toml", WHEELS)
+
+    assert tamper(repo, files, change) == []
+
+
+def test_deselecting_a_marker_nobody_declares_is_reported(repo: GitRepo):
+    """A plugin may give the marker to old tests (pytest-asyncio's `asyncio` in auto mode)."""
+    files = {**RED, "pyproject.toml": "[tool.x]\n"}
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/test_leaks.py", LEAKS)
+        r.write("pyproject.toml", WHEELS)
+
+    assert "pyproject.toml:2 test collection narrowed" in tamper(repo, files, change)
+
+
+def _marked_red(r: GitRepo) -> None:
+    r.write(
+        "tests/test_red.py",
+        "import pytest\n\n\n"
+        + RED["tests/test_red.py"].replace("def", "@pytest.mark.leaks\ndef", 1),
+    )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        _marked_red,  # the red test given the new marker
+        lambda r: r.write(  # a conftest giving it to every test
+            "tests/conftest.py",
+            "import pytest\n\n\ndef pytest_itemcollected(item):\n"
+            "    item.add_marker(pytest.mark.leaks)\n",
+        ),
+        lambda r: r.move("tests/test_red.py", "tests/test_leaks_red.py"),  # moved, then marked
+        lambda r: r.write(  # a name computed where the red test lives
+            "tests/test_red.py",
+            'import pytest\n\npytestmark = getattr(pytest.mark, "lea" + "ks")\n\n\n'
+            + RED["tests/test_red.py"],
+        ),
+        lambda r: (  # a plugin of the change's own, loaded by the configuration
+            r.write(
+                "evil.py",
+                "def pytest_itemcollected(item):\n    item.add_marker('lea' + 'ks')\n",
+            ),
+            r.write("tox.ini", "[pytest]\naddopts = -p evil\n"),
+        ),
+    ],
+)
+def test_deselecting_a_marker_an_old_test_may_carry_is_reported(repo: GitRepo, extra):
+    files = {**RED, "pyproject.toml": "[tool.cibuildwheel]\ntest-command = 'pytest'\n"}
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/test_leaks.py", LEAKS)
+        extra(r)
+        if (r.path / "tests/test_leaks_red.py").exists():
+            r.write(
+                "tests/test_leaks_red.py",
+                "import pytest\n\n\n@pytest.mark.leaks\n" + RED["tests/test_red.py"],
+            )
+        r.write("pytest.ini", DECLARED)
+        r.write("pyproject.toml", WHEELS)
+
+    found = tamper(repo, files, change)
+    assert "pyproject.toml:2 test collection narrowed" in found
+
+
+def test_deselecting_a_marker_old_tests_carried_is_reported(repo: GitRepo):
+    red = "import pytest\n\n\n@pytest.mark.leaks\n" + RED["tests/test_red.py"]
+    files = {**RED, "tests/test_red.py": red, "pyproject.toml": "[tool.x]\n"}
+
+    def change(r: GitRepo) -> None:
+        r.write("pytest.ini", DECLARED)
+        r.write("pyproject.toml", WHEELS)
+
+    assert tamper(repo, files, change) == ["pyproject.toml:2 test collection narrowed"]
+
+
+def test_a_new_marker_deselected_beside_another_narrowing_is_reported(repo: GitRepo):
+    files = {**RED, "pyproject.toml": "[tool.x]\n"}
+    command = '[tool.cibuildwheel]\ntest-command = \'pytest -m "not leaks" -k "not red"\'\n'
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/test_leaks.py", LEAKS)
+        r.write("pytest.ini", DECLARED)
+        r.write("pyproject.toml", command)
+
+    assert "pyproject.toml:2 test collection narrowed" in tamper(repo, files, change)
