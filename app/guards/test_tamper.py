@@ -147,6 +147,17 @@ _NARROWING = re.compile(
     # A conftest.py setting its names indirectly (`globals()["collect_" "ignore"] = ...`).
     r"|\bglobals\s*\(\s*\)\s*\[|(?<![\w.])exec\s*\("
 )
+# pytest hooks that can skip, deselect or pass tests whatever the code does.
+_OUTCOME_HOOK = re.compile(
+    r"\bdef\s+pytest_(?:collection_modifyitems|ignore_collect|collect_file|pycollect_makeitem"
+    r"|itemcollected|deselected|runtest_\w+|pyfunc_call|report_teststatus|sessionfinish"
+    r"|make_collect_report|collectreport|collection_finish)\b"
+)
+# Files that run the suite with a command line of their own.
+_TEST_SCRIPTS = re.compile(
+    r"^(?:Makefile|GNUmakefile|makefile|justfile|Justfile|noxfile\.py)$|\.(?:mk|sh|bash)$"
+)
+_RUNS_PYTEST = re.compile(r"\b(?:py\.test|pytest)\b")
 # A narrowing option with what it narrows: `--ignore=src/vendor`, `--deselect "t.py::x"`.
 _NARROWING_OPTION = re.compile(
     r"(?P<option>--deselect|--ignore-glob|--ignore)\b(?:\s*=\s*|\s+)?['\"]?(?P<target>[^\s'\",\]]*)"
@@ -226,8 +237,45 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor)
             found.extend(_markers(change, existed, sides, travelled.get(index), fresh, files))
+    found.extend(tamper for change in files for tamper in _outcome_hooks(change))
+    found.extend(tamper for change in files for tamper in _scripted_narrowing(change))
     narrowed = _testpaths_narrowed(files, trees, found, fresh)
     return found + _lost_assertions(files, moves) + narrowed
+
+
+def _outcome_hooks(change: FileChange) -> list[Tamper]:
+    """A pytest hook that can skip or deselect tests, or change what their outcome reports
+    (`pytest_runtest_makereport` turning a failure into a pass, `pytest_sessionfinish`
+    setting the exit status), defined in any Python file the change adds lines to: a
+    conftest.py, or a plugin loaded by `-p`, `pytest_plugins` or an entry point, which may
+    sit anywhere. (A conftest's collection hooks are reported as narrowing.)"""
+    path = change.new_path or ""
+    if not path.endswith(".py"):
+        return []
+    return [
+        Tamper(path, line.number, "pytest hook added that can skip tests or change results")
+        for line in change.added
+        if _OUTCOME_HOOK.search(line.text)
+        and not (is_conftest(path) and _NARROWING.search(line.text))
+    ]
+
+
+def _scripted_narrowing(change: FileChange) -> list[Tamper]:
+    """A pytest command in a script that runs the suite (a Makefile, a noxfile, a justfile,
+    a shell script) given an option that leaves tests out: `pytest --deselect ...`,
+    `pytest -k "not ..."`. Only lines that run pytest: `flake8 --ignore=E501` narrows
+    nothing."""
+    path = change.new_path or ""
+    name = posixpath.basename(path)
+    if not (_TEST_SCRIPTS.search(name) and not _PYTEST_CONFIG.search(path)):
+        return []
+    # A noxfile spells the command as arguments: `s.run("pytest", "-k", "not red")`.
+    commands = ((line, re.sub(r"[\"',]", " ", line.text)) for line in change.added)
+    return [
+        Tamper(path, line.number, "test collection narrowed")
+        for line, command in commands
+        if _RUNS_PYTEST.search(command) and _NARROWING.search(command)
+    ]
 
 
 def _testpaths_narrowed(

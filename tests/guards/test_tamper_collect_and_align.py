@@ -497,3 +497,94 @@ def test_a_new_marker_deselected_beside_another_narrowing_is_reported(repo: GitR
         r.write("pyproject.toml", command)
 
     assert "pyproject.toml:2 test collection narrowed" in tamper(repo, files, change)
+
+
+# -- hooks and scripts that leave tests out or change their results -------------------------
+
+HOOK = (
+    "def pytest_collection_modifyitems(items):\n"
+    "    items[:] = [i for i in items if 'red' not in i.name]\n"
+)
+PASS_ALL = (
+    "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+    "    report = outcome.get_result()\n    report.outcome = 'passed'\n"
+)
+HOOKED = "pytest hook added that can skip tests or change results"
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        # a plugin of the change's own, loaded by -p, pytest_plugins, an entry point or env
+        (
+            lambda r: (
+                r.write("evil.py", HOOK),
+                r.write("pytest.ini", "[pytest]\naddopts = -p evil\n"),
+            ),
+            f"evil.py:1 {HOOKED}",
+        ),
+        (
+            lambda r: (
+                r.write("tests/evil_plugin.py", HOOK),
+                r.write("tests/conftest.py", "pytest_plugins = ['tests.evil_plugin']\n"),
+            ),
+            f"tests/evil_plugin.py:1 {HOOKED}",
+        ),
+        (
+            lambda r: (
+                r.write("evil.py", HOOK),
+                r.write("pyproject.toml", "[project.entry-points.pytest11]\nevil = 'evil'\n"),
+            ),
+            f"evil.py:1 {HOOKED}",
+        ),
+        # every failure reported as a pass, from a conftest
+        (lambda r: r.write("tests/conftest.py", PASS_ALL), f"tests/conftest.py:5 {HOOKED}"),
+        (
+            lambda r: r.write(
+                "conftest.py", "def pytest_sessionfinish(session):\n    session.exitstatus = 0\n"
+            ),
+            f"conftest.py:1 {HOOKED}",
+        ),
+        # the command that runs the suite leaves the red test out
+        (
+            lambda r: r.write(
+                "Makefile", "test:\n\tpytest --deselect tests/test_red.py::test_red\n"
+            ),
+            "Makefile:2 test collection narrowed",
+        ),
+        (
+            lambda r: r.write(
+                "noxfile.py",
+                "import nox\n\n\n@nox.session\ndef tests(s):\n"
+                "    s.run('pytest', '-k', 'not red')\n",
+            ),
+            "noxfile.py:6 test collection narrowed",
+        ),
+        (
+            lambda r: r.write(
+                "scripts/test.sh", "#!/bin/sh\npython -m pytest --ignore tests/test_red.py\n"
+            ),
+            "scripts/test.sh:2 test collection narrowed",
+        ),
+    ],
+)
+def test_hooks_and_scripts_that_leave_tests_out_are_reported(repo: GitRepo, change, expected):
+    assert expected in tamper(repo, RED, change)
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("Makefile", "lint:\n\tflake8 --ignore=E501 src\n"),
+        ("noxfile.py", "import nox\n\n\n@nox.session\ndef tests(s):\n    s.run('pytest', '-x')\n"),
+        (
+            "tests/conftest.py",
+            "def pytest_configure(config):\n"
+            "    config.addinivalue_line('markers', 'slow: slow tests')\n\n\n"
+            "def pytest_addoption(parser):\n    parser.addoption('--runslow')\n",
+        ),
+    ],
+)
+def test_ordinary_hooks_and_scripts_pass(repo: GitRepo, path: str, text: str):
+    assert tamper(repo, RED, lambda r: r.write(path, text)) == []
