@@ -41,6 +41,12 @@ def _quoted(quotes: str) -> str:
 
 
 _JS_NAME = _quoted("'\"`")
+# What may follow `it`/`test` before its call: jest's and vitest's `.skip`, `.only`, `.each(...)`,
+# `.concurrent`, `.failing` (an expected failure), `.skipIf(...)`; AVA's `.serial` and `.cb`, in
+# any order (`test.serial.skip`).
+_MODIFIERS = (
+    r"(?:\.(?:skip|only|serial|concurrent|failing|cb|each\([^)]*\)|(?:skipIf|runIf)\(.*?\)))*"
+)
 _RUBY_NAME = _quoted("'\"")
 # A backslash escaping a quote or itself in a quoted name: the name has the character.
 _NAME_ESCAPE = re.compile(r"\\(['\"`\\])")
@@ -52,7 +58,7 @@ _DEFINITIONS = tuple(
         r"^\s*(?:async\s+)?def\s+(?P<n>test\w*)\s*\(",
         r"^\s*class\s+(?P<n>Test\w*)\s*[(:]",
         r"^\s*(?:it|test|describe|context|specify|suite)"
-        r"(?:\.(?:skip|only|each\([^)]*\)|(?:skipIf|runIf)\(.*?\)))?\s*"
+        rf"{_MODIFIERS}\s*"
         rf"\(\s*{_JS_NAME}",
         rf"^\s*(?:x|f)(?:it|test|describe|context|specify)\s*\(\s*{_JS_NAME}",
         r"^func\s+(?P<n>(?:Test|Benchmark|Fuzz|Example)\w*)\s*\(",
@@ -72,13 +78,14 @@ _GO_LOOP = re.compile(r"^for\b")
 # for one line (`test.each([...])(` then `'name',`): the header, and the line with the name.
 _SPLIT_HEADER = re.compile(
     r"^\s*(?:(?:it|test|describe|context|specify|suite)"
-    r"(?:\.(?:skip|only|each\([^)]*\)|(?:skipIf|runIf)\(.*\)))?"
+    rf"{_MODIFIERS}"
     r"|(?:x|f)(?:it|test|describe|context|specify))\s*\(\s*$"
 )
 _NAME_LINE = re.compile(rf"^\s*{_JS_NAME}\s*,")
 # Markers that are themselves a definition: `it.skip("name", ...)`, `xit("name", ...)`.
 DEFINING_SKIP = re.compile(
-    r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.skip\s*\("
+    r"(?<![\w.$])(?:it|test|describe|context|specify|suite)(?:\.(?:serial|concurrent|cb))*"
+    r"\.(?:skip|failing)\s*\("
     r"|(?<![\w.$])x(?:it|test|describe|context|specify)\s*\("
 )
 # A test skipped on a condition, which is a definition too: vitest's `it.skipIf(cond)("name",

@@ -122,7 +122,8 @@ _DECORATOR_MARKERS = re.compile(
 )
 # Focus markers skip every other test in the run: always reported.
 _FOCUS_MARKERS = re.compile(
-    r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.only\s*\("
+    r"(?<![\w.$])(?:it|test|describe|context|specify|suite)(?:\.(?:serial|concurrent|cb))*"
+    r"\.only\s*\("
     r"|(?<![\w.$])f(?:it|describe)\s*\("
 )
 # Statements inside a test body that skip it.

@@ -231,3 +231,36 @@ def test_renaming_a_test_file_to_another_language_or_a_backup_is_still_reported(
 ):
     found = tampered(repo, {PATH: ONE_LINE}, lambda r: r.move(PATH, new))
     assert found == [(new, None, "test file moved out of the test paths")]
+
+
+# -- AVA's and jest's modifiers: `test.serial(`, `test.concurrent(`, `test.failing(` ----------
+
+AVA = (
+    "import test from 'ava';\n\n"
+    "test('all shows stdout and stderr, sync', t => {\n"
+    "  t.is(run(), '123');\n"
+    "});\n\n"
+    "test('all is defined', t => {\n"
+    "  t.truthy(run());\n"
+    "});\n"
+)
+
+
+def test_a_test_made_serial_is_not_removed(repo: GitRepo):
+    """execa 10fdc8b: `test(` became `test.serial(` under the same name."""
+    serial = AVA.replace("test('all shows", "test.serial('all shows")
+    assert tamper(repo, {"test/all.js": AVA}, lambda r: r.write("test/all.js", serial)) == []
+
+
+@pytest.mark.parametrize(
+    ("modifier", "message"),
+    [
+        ("test.serial.skip", "skip marker added to a test"),
+        ("test.failing", "skip marker added to a test"),
+        ("test.serial.only", "focused test added (skips others)"),
+    ],
+)
+def test_a_modifier_that_skips_or_focuses_is_reported(repo: GitRepo, modifier: str, message: str):
+    changed = AVA.replace("test('all shows", f"{modifier}('all shows")
+    found = tamper(repo, {"test/all.js": AVA}, lambda r: r.write("test/all.js", changed))
+    assert f"test/all.js:3 {message}" in found
