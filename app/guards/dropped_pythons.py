@@ -19,17 +19,21 @@ The head's floor is read strictly, since the change writes it: the change must t
 project file; `requires-python` of pyproject.toml's `[project]` table when there is one, else
 `python_requires` of setup.cfg's `[options]` (written once) for a setuptools build; a lower
 bound of its own (`>=3.9`, other clauses only narrow it); a setup.py the change touches, or
-one that names `python_requires`, may set another, and none is then read. Without the trees
-(a bare diff), the base's floor.
+one that names `python_requires`, may set another, and none is then read; nor is one when the
+pyproject.toml also states a Python for builds that ignore `[project]` (Poetry 1, old flit).
+A change to the tests of a folder with a project file of its own (a package of a monorepo)
+keeps the base's floor: the root's floor is not that package's. Without the trees (a bare diff), the
+base's floor.
 """
 
 from __future__ import annotations
 
 import ast
 import configparser
+import posixpath
 import re
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -38,7 +42,7 @@ from app.guards.code_names import binding_count, python_module
 from app.guards.flags import flags
 from app.guards.relocations import SkippedAnyway
 from app.guards.skip_conditions import Floor, Version, marker_skips_everywhere
-from app.guards.suite import Definition
+from app.guards.suite import Definition, is_test_path
 from app.guards.trees import TreeView
 
 _PROJECT_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py"})
@@ -57,9 +61,32 @@ def removal_floor(files: Sequence[FileChange], trees: TreeView | None, base: Flo
         if trees is None or before is None or not touched:
             return before
         after = _declared_floor(files, trees)
-        return after if after is not None and after > before else before
+        if after is None or after <= before or _in_own_projects(files, trees):
+            return before
+        return after
 
     return floor
+
+
+def _in_own_projects(files: Sequence[FileChange], trees: TreeView) -> bool:
+    """Whether a test file the change touches lies under a folder with a project file of its
+    own (a package of a monorepo, at the base or the head): its floor is that project's, which
+    the root's does not raise."""
+    folders = {
+        posixpath.dirname(path)
+        for side in ("base", "head")
+        for path in trees.listing(side, ".")
+        if posixpath.basename(path) in _PROJECT_FILES and "/" in path
+    }
+    return any(
+        path is not None and is_test_path(path) and _under_any(path, folders)
+        for change in files
+        for path in (change.old_path, change.new_path)
+    )
+
+
+def _under_any(path: str, folders: Collection[str]) -> bool:
+    return any(path.startswith(folder + "/") for folder in folders)
 
 
 def skipped_at_base(trees: TreeView | None, floor: Floor) -> SkippedAnyway:
@@ -142,7 +169,7 @@ def _declared_floor(files: Sequence[FileChange], trees: TreeView) -> Version | N
     ):
         return None
     pyproject = _toml(trees.text("head", "pyproject.toml"))
-    if pyproject is None:
+    if pyproject is None or _other_floors(pyproject):
         return None
     project = pyproject.get("project")
     if project is not None:
@@ -153,6 +180,21 @@ def _declared_floor(files: Sequence[FileChange], trees: TreeView) -> Version | N
     if backend is not None and not str(backend).startswith("setuptools"):
         return None
     return _setup_cfg_floor(trees.text("head", "setup.cfg"))
+
+
+def _other_floors(pyproject: dict[str, Any]) -> bool:
+    """Whether the pyproject.toml states the Python it needs where builds that ignore
+    `[project]` read it (Poetry 1's `[tool.poetry.dependencies] python`, old flit's
+    `[tool.flit.metadata]`): which one the build reads cannot be told, so neither is read."""
+    tool = pyproject.get("tool")
+    if not isinstance(tool, dict):
+        return False
+    poetry = tool.get("poetry")
+    dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
+    flit = tool.get("flit")
+    return (isinstance(dependencies, dict) and "python" in dependencies) or (
+        isinstance(flit, dict) and "metadata" in flit
+    )
 
 
 def _toml(text: str | None) -> dict[str, Any] | None:

@@ -16,8 +16,9 @@ documentation). Its header line and decorators may have been rewritten since by 
 (starlette's typing commit added `-> None` to the `def` of a test its revert takes back) when
 every line of its body is X's and X created it: X added a header defining a test of that name
 to that file, the only test of that name there at the base. A test older than X whose body X
-rewrote is not X's: taking X back brings its old body back, it does not delete it. The
-conditions on X's change:
+rewrote is not X's: taking X back brings its old body back, it does not delete it; nor is a
+test whose cases a later commit's line gives (a `parametrize` list it extended: that case
+tests the later commit's code). The conditions on X's change:
 1. X changed code: among the source lines X wrote that still stand at the base, or took out
    and the change brings back, one is telling (8 characters or more, a letter or digit) and
    code: not a comment (`#`, `//`, `/*`, `*`), not strings alone (a docstring's lines, told
@@ -59,7 +60,7 @@ from collections.abc import Collection, Mapping, Sequence
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.code_names import is_source
 from app.guards.subjects import alignments, mostly_added
-from app.guards.suite import definition_name_at
+from app.guards.suite import decorator_start, definition_name_at, indent
 from app.guards.trees import TreeView
 
 # Shorter lines (`}`, `pass`, `else:`) say too little to count as a change of the code.
@@ -76,6 +77,10 @@ _VERSION = re.compile(
     r"""(?:export\s+)?(?:(?:const|let|var)\s+)?[\w.]*version\w*\s*(?::\s*\w+\s*)?:?=\s*"""
     r"""(?:"[^"]*"|'[^']*'|[\d.]+|\([\d,\s]*\))\s*[;,]?""",
     re.IGNORECASE,
+)
+# A decorator or header that gives a test its cases or inputs.
+_GIVES_CASES = re.compile(
+    r"\bparametrize\b|\bpytest\.param\b|(?<![\w.])(?:given|example)\s*\(|\.each\b"
 )
 # Tokens that are not code: what a line holding only these says is prose or layout.
 _PROSE_TOKENS = frozenset(
@@ -126,7 +131,35 @@ class Reverts:
         if len(body) != 1 or not all(top):
             return None  # a body line edited since, or a header past a shallow clone's start
         (commit,) = body
-        return commit if commit and self._created(commit, path, header) else None
+        later = {number for number in numbers if number <= header and origins[number] != commit}
+        if not commit or self._gives_cases(path, header, later):
+            return None
+        return commit if self._created(commit, path, header) else None
+
+    def _gives_cases(self, path: str, header: int, later: Collection[int]) -> bool:
+        """Whether a line another commit wrote in the test's header or decorators is in one
+        that gives the test its cases (`parametrize`, a `pytest.param`, hypothesis's `given`
+        or `example`, `test.each`): a case added there tests that commit's code, not the
+        taken-back one's. Retyping (`-> None`) or another mark is not."""
+        text = self._trees.text("base", path)
+        if text is None:
+            return True
+        lines = [Line(n, t, n) for n, t in enumerate(text.splitlines(), 1)]
+        if not 0 < header <= len(lines):
+            return True
+        position = header - 1
+        depth = indent(lines[position].text)
+        # The header alone, then each decorator (read upwards, from its last line to its `@`).
+        groups: list[list[Line]] = [[lines[position]], []]
+        for line in reversed(lines[decorator_start(lines, position) : position]):
+            groups[-1].append(line)
+            if indent(line.text) == depth and line.text.lstrip().startswith("@"):
+                groups.append([])
+        return any(
+            any(line.number in later for line in group)
+            and _GIVES_CASES.search("\n".join(line.text for line in group)) is not None
+            for group in groups
+        )
 
     def _created(self, commit: str, path: str, header: int) -> bool:
         """Whether `commit` added to `path` a header defining the test whose header is line

@@ -226,10 +226,16 @@ def _assignment(text: str) -> str | None:
 
 
 def _made_of_words(value: str) -> bool:
-    """Several lowercase words and short numbers joined by `-`, `_` or `.`, as test values and
-    placeholders are written (`refreshed-token-123`); a generated token is one random run."""
+    """Several lowercase words and short numbers joined by `-`, `_` or `.`, one of them naming
+    the kind of secret, as labels and test values are written (`refreshed-token-123`,
+    `my_session_key_2024`); a generated token is one random run. Words alone are no label: a
+    passphrase (`winter-garden-2023`) is made of words too."""
     parts = re.split(r"[-_.]", value)
-    return len(parts) >= 2 and all(_WORD_OR_NUMBER.match(part) for part in parts)
+    return (
+        len(parts) >= 2
+        and all(_WORD_OR_NUMBER.match(part) for part in parts)
+        and _SECRET_KEY.search(value) is not None
+    )
 
 
 def _key_kind(key: str) -> str:

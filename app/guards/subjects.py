@@ -51,7 +51,10 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    defined (a distinctive one, or the one it is named after) that is gone, and every such
    name it uses is gone, a class or module the file only opened around what went, or a
    method of a class that went (other classes' methods of that name are not its code) that
-   the change does not define anew. Whatever else it calls.
+   the change does not define anew. Whatever else it calls, when it is named after the file:
+   its name or a suite header around it holds the file's stem (`TestJWT...`, `describe
+   Rack::Logger`); a test of other code that builds a helper of the file on its way is not
+   the file's test.
 
 Everything errs one way: what cannot be shown from the trees is taken to be still there. The
 evidence that a subject went is positive: the whole head tree searched, not only its code; a
@@ -463,7 +466,10 @@ class Exemptions:
             if not names:
                 continue
             openings = self._openings(source)
+            stem = source_stem(self._files[source].old_path or "") or ""
             for definition in defs:
+                if not self._named_after_file(index, definition, stem):
+                    continue
                 used = self._pair_uses(index, definition, names)
                 gone = {name for name in used if self._pair_gone(name)}
                 if gone and all(
@@ -472,6 +478,23 @@ class Exemptions:
                 ):
                     freed.add(definition.line.number)
         return freed
+
+    def _named_after_file(self, index: int, definition: Definition, stem: str) -> bool:
+        """Whether the test, or a suite around it, is named after the file: its name or the
+        header of a suite around it holds the stem (`TestJWTWithConfig` for `jwt.go`,
+        `describe Rack::Logger` for `logger.rb`), case and `_` aside. A test of other code
+        that only calls a helper of the file (`TestReverse` building a `Pad`) is not the
+        file's test."""
+        lines = self._wholly_deleted(index, definition)
+        key = _flat(stem)
+        if lines is None or not key:
+            return False
+        names = [definition.name]
+        suite = _enclosing(lines, definition.line.number - 1)
+        while suite is not None:
+            names.append(lines[suite])
+            suite = _enclosing(lines, suite)
+        return any(key in _flat(name) for name in names)
 
     def _pair_names(self, source: int) -> frozenset[str]:
         """The names a deleted source file defined (its distinctive ones, and the one it is
@@ -873,6 +896,12 @@ def _decorators(lines: Sequence[str], position: int) -> tuple[str, ...]:
             break
         found.append(stripped)
     return tuple(reversed(found))
+
+
+def _flat(text: str) -> str:
+    """Letters and digits only, lowercased: `OrderedHash`, `ordered_hash` and `ordered-hash`
+    spelled alike."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def _enclosing(lines: Sequence[str], position: int) -> int | None:

@@ -29,7 +29,10 @@ Reported:
 - pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`,
   `collect_ignore`). A conftest.py's `collect_ignore` is keyed by the paths it lists,
   resolved from its folder; ignoring a file the change adds, that no test moved into,
-  narrows nothing.
+  narrows nothing. With the trees, a change to a root configuration (any line of it) is
+  judged by the test files it leaves out, each side read as pytest reads it
+  (`app.guards.pytest_config.reaches`); so is a test file moved where the head's
+  configuration does not collect it.
 
 Which skip lines are new is read as any equally valid diff would show it (each run of added
 lines slid as far as the lines around it repeat); a skip in a function that is not a test (a
@@ -76,6 +79,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from app.guards.aliases import with_linux_aliases
 from app.guards.build_constraints import go_never_built
@@ -86,7 +90,7 @@ from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
-from app.guards.pytest_config import is_config, may_collect, readable
+from app.guards.pytest_config import doctest_options, is_config, reaches, sections
 from app.guards.relocations import Relocations, relocate
 from app.guards.skip_conditions import (
     Floor,
@@ -114,7 +118,11 @@ from app.guards.trees import Side, TreeView, trees_of
 
 __all__ = ["Tamper", "definition_name", "find_tampering", "is_test_path"]
 
-_PYTEST_CONFIG = re.compile(r"(^|/)(pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|conftest\.py)$")
+# pytest's configuration files (`.pytest.ini` and `pytest.toml` are read first, when there)
+# and the files that may change what it collects.
+_PYTEST_CONFIG = re.compile(
+    r"(^|/)(\.?pytest\.ini|\.?pytest\.toml|tox\.ini|setup\.cfg|pyproject\.toml|conftest\.py)$"
+)
 # Markers on the line above a definition (decorators, annotations, attributes).
 _DECORATOR_MARKERS = re.compile(
     r"@pytest\.mark\.(skip|skipif|xfail)\b|@(unittest\.)?(skip|skipIf|skipUnless)\b"
@@ -240,7 +248,8 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             found.extend(_markers(change, existed, sides, travelled.get(index), fresh, files))
     found.extend(tamper for change in files for tamper in _outcome_hooks(change))
     found.extend(tamper for change in files for tamper in _scripted_narrowing(change))
-    narrowed = _testpaths_narrowed(files, trees, found, fresh)
+    narrowed = _config_narrowed(files, trees, found, fresh)
+    narrowed += _moved_out_of_reach(files, trees, moves, found)
     return found + _lost_assertions(files, moves) + narrowed
 
 
@@ -279,37 +288,91 @@ def _scripted_narrowing(change: FileChange) -> list[Tamper]:
     ]
 
 
-def _testpaths_narrowed(
+def _moved_out_of_reach(
+    files: Sequence[FileChange], trees: TreeView | None, moves: Relocations, found: list[Tamper]
+) -> list[Tamper]:
+    """Python tests moved (a test file renamed, or a test carried to another file) from where
+    the base's pytest configuration may have collected them to where the head's surely does
+    not: a folder its `norecursedirs` skips, one outside its `testpaths`. With both trees, and
+    a head configuration that can be read."""
+    if trees is None:
+        return []
+    base, head = sections(trees, "base"), sections(trees, "head")
+    if head is None:
+        return []
+
+    def hidden(old: str | None, new: str | None) -> bool:
+        return (
+            old is not None
+            and new is not None
+            and old.endswith(".py")
+            and new.endswith(".py")
+            and reaches(base, old, every=False)
+            and not reaches(head, new, every=True)
+        )
+
+    reported = {t.path for t in found if t.message == "test file moved out of the test paths"}
+    moved = [
+        Tamper(c.path, None, "test file moved out of the test paths")
+        for i, c in enumerate(files)
+        if c.status == "renamed"
+        and c.path not in reported
+        and hidden(c.old_path, c.new_path)
+        and (moves.removed.get(i) or _holds_tests(trees, c.old_path or ""))
+    ]
+    reported |= {t.path for t in moved}
+    for carried in moves.continuations:
+        old, new = files[carried.old_file], files[carried.new_file]
+        if carried.old_file == carried.new_file or new.path in reported:
+            continue  # kept in its file: a configuration that leaves it out is judged above
+        if hidden(old.old_path, new.new_path):
+            name = display(carried.new.name, 80)
+            message = f"test {name!r} moved out of the test paths"
+            moved.append(Tamper(new.path, carried.new.line.anchor, message))
+    return moved
+
+
+def _holds_tests(trees: TreeView, path: str) -> bool:
+    return _DEFINES_TESTS.search(trees.text("base", path) or "") is not None
+
+
+def _config_narrowed(
     files: Sequence[FileChange],
     trees: TreeView | None,
     found: Sequence[Tamper],
     fresh: frozenset[str],
 ) -> list[Tamper]:
-    """A root pytest configuration whose `testpaths` the change sets or changes so that test
-    modules pytest collected at the base are no longer collected (`testpaths = tests/unit`
-    leaving `tests/integration` out). Setting it to folders that hold every test narrows
-    nothing. Read with both trees only: from a diff alone, what was left out cannot be told."""
+    """A root pytest configuration the change writes, by any line (`testpaths =
+    tests/unit`, a folder on a continuation line of `norecursedirs`, an item of a TOML list,
+    the file deleted), so that test files pytest collected at the base are no longer
+    collected (`tests/integration` left out). Setting `testpaths` to folders that hold every
+    test narrows nothing. Read with both trees only: from a diff alone, what was left out
+    cannot be told. When neither side's configuration can be read, only a `testpaths` line
+    the change adds is judged (what either side collects cannot be shown)."""
     if trees is None:
         return []
     reported = {t.path for t in found if t.message == "test collection narrowed"}
     configs = [
-        c
+        (c, c.new_path or c.old_path or "")
         for c in files
-        if c.new_path is not None
-        and "/" not in c.new_path
-        and is_config(c.new_path)
-        and c.new_path not in reported
-        and any("testpaths" in line.text for line in c.added)
+        if (c.new_path or c.old_path or "") not in reported
+        and "/" not in (c.new_path or c.old_path or "")
+        and is_config(c.new_path or c.old_path or "")
+        and not is_conftest(c.new_path or c.old_path or "")
     ]
-    if not configs:
+    testpaths = any("testpaths" in line.text for c, _ in configs for line in c.added)
+    if not configs or not (
+        testpaths or sections(trees, "base") is not None or sections(trees, "head") is not None
+    ):
         return []
     left_out = _left_out(trees, fresh)
     if not left_out:
         return []
     shown = ", ".join(display(path, 80) for path in left_out[:3])
     more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
-    message = f"test collection narrowed: testpaths leaves out {shown}{more}"
-    return [Tamper(c.new_path or "", None, message) for c in configs]
+    setting = "testpaths" if testpaths else "the configuration"
+    message = f"test collection narrowed: {setting} leaves out {shown}{more}"
+    return [Tamper(path, None, message) for _, path in configs]
 
 
 def _ini_comment(path: str, text: str) -> bool:
@@ -402,22 +465,43 @@ def _deselected_markers(text: str) -> set[str]:
 
 
 def _left_out(trees: TreeView, fresh: frozenset[str]) -> list[str]:
-    """Python files holding tests that pytest may collect at the base (or any, when the base's
-    configuration cannot be read: what it left out cannot be shown) and not at the head, but
-    for files the change adds with no test moved into them. Read from the files, not their
-    names: a project's own `python_files` may collect `check_*.py`."""
-    base_unknown = not readable(trees, "base")
+    """Files holding tests that pytest may have collected at the base (by any of its
+    sections; any file, when the base's configuration cannot be read: what it left out cannot
+    be shown) and does not surely collect at the head (by every section), but for files the
+    change adds with no test moved into them. Read from the files, not their names: a
+    project's own `python_files` may collect `check_*.py`; and doctests are tests, a module's
+    under the base's `--doctest-modules`, a text file's that its `--doctest-glob` names."""
+    base, head = sections(trees, "base"), sections(trees, "head")
+    modules, globs = doctest_options(base)
     left: list[str] = []
     for path in trees.listing("head", "."):
-        if not path.endswith(".py") or is_conftest(path) or path in fresh:
+        if is_conftest(path) or path in fresh or not reaches(base, path, every=False, python=False):
             continue
-        if (base_unknown or may_collect(trees, "base", path)) and not may_collect(
-            trees, "head", path
+        kinds = _test_kinds(trees, path, modules, globs)
+        if any(
+            reaches(base, path, every=False, python=python)
+            and not reaches(head, path, every=True, python=python)
+            for python in kinds
         ):
-            text = trees.text("base", path) or trees.text("head", path) or ""
-            if is_test_module(path) or _DEFINES_TESTS.search(text):
-                left.append(path)
+            left.append(path)
     return left
+
+
+def _test_kinds(trees: TreeView, path: str, modules: bool, globs: Sequence[str]) -> set[bool]:
+    """How a file holds tests: a Python module's test functions or classes (True, collected
+    by `python_files`), doctests (False: a module's, with `--doctest-modules`, or a text
+    file's named by a doctest glob)."""
+    python = path.endswith(".py")
+    name = posixpath.basename(path)
+    if not python and not any(fnmatchcase(name, glob) for glob in globs):
+        return set()
+    text = trees.text("base", path) or trees.text("head", path) or ""
+    kinds: set[bool] = set()
+    if python and (is_test_module(path) or _DEFINES_TESTS.search(text)):
+        kinds.add(True)
+    if (modules or not python) and ">>>" in text:
+        kinds.add(False)
+    return kinds
 
 
 def _fresh_files(files: Sequence[FileChange], moves: Relocations) -> frozenset[str]:
@@ -573,7 +657,7 @@ def _markers(
     # Restating a narrowing that was already there (a reformatted `addopts`, a conftest.py
     # moved with its `collect_ignore`) narrows nothing.
     old = change.old_path or ""
-    before = Counter(item for line in change.removed for item in _narrowings(line.text, old))
+    before = Counter(item for line in change.removed for item in _narrowing_keys(line.text, old))
     # Ignoring a file the change adds, with nothing moved into it, hides no test that ran.
     before.update({f"collect_ignore {path}": 1 for path in fresh})
     for line in change.added:
@@ -710,9 +794,19 @@ def _ignored_paths(text: str, path: str) -> list[str]:
     return [f"{kind} {posixpath.normpath(posixpath.join(folder, p))}" for _, p in listed]
 
 
+def _narrowing_keys(text: str, path: str) -> list[str]:
+    """`_narrowings`, a whole-line comment's kept apart: it restates only a comment, so a
+    narrowing uncommented (`# --deselect x` made `--deselect x`) is new."""
+    found = _narrowings(text, path)
+    stripped = text.lstrip()
+    if stripped.startswith("#") or _ini_comment(path, text):
+        return [f"# {item}" for item in found]
+    return found
+
+
 def _new_narrowing(line: Line, change: FileChange, before: Counter[str]) -> bool:
     new = False
-    for item in _narrowings(line.text, change.new_path or change.path):
+    for item in _narrowing_keys(line.text, change.new_path or change.path):
         if before[item] > 0:
             before[item] -= 1
         else:

@@ -78,6 +78,10 @@ def test_a_private_key_is_found_with_its_body_but_not_a_mere_mention():
         # joined like words, but each part is a random run
         'auth_token = "' + rand(12) + "-" + rand(12) + '"',
         'api_key = "k3jd9f-x8qz2p-7w4mnb"',
+        # made of words, but naming no kind of secret: a passphrase
+        'password = "winter-garden-2023"',
+        'db_password = "correct-horse-battery-staple-42"',
+        'api_key = "sunset-river-mango-4821"',
     ],
 )
 def test_high_entropy_values_for_secret_named_keys_are_found(text: str):
@@ -93,6 +97,10 @@ def test_a_password_in_a_url_is_found_but_not_a_placeholder():
     assert scan('url = "https://user:password123@db.internal/"') == []
     assert scan('"https://tom%40example.org:abc123%40%20%@example.org"') == []
     assert scan("amqp://app:" + rand(16) + "@localhost:5672") == []
+    # a passphrase of words is a password all the same
+    assert scan("DATABASE_URL=postgres://app:winter-garden-2023@db.internal/app") == [
+        "password in a URL"
+    ]
 
 
 SHA = "3f786850e387550fdab836ed7e6dc881de23001b"

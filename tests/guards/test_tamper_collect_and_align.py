@@ -588,3 +588,143 @@ def test_hooks_and_scripts_that_leave_tests_out_are_reported(repo: GitRepo, chan
 )
 def test_ordinary_hooks_and_scripts_pass(repo: GitRepo, path: str, text: str):
     assert tamper(repo, RED, lambda r: r.write(path, text)) == []
+
+
+# -- red-team: what the configuration leaves out, read as pytest reads it ----------------------
+
+NARROWED = "test collection narrowed"
+
+
+def _narrowed(found: list[str], path: str) -> bool:
+    return any(f.startswith(f"{path}:") and NARROWED in f for f in found)
+
+
+@pytest.mark.parametrize(
+    "setting", ["norecursedirs = .git red", "testpaths = tests/test_a.py", "testpaths = docs"]
+)
+def test_an_ignore_elsewhere_in_addopts_hides_nothing_from_the_reading(repo: GitRepo, setting: str):
+    """An `--ignore` of the base's addopts leaves out only what it names: read as leaving out
+    every file, it made the base collect nothing, so nothing could be left out."""
+    files = {**NORECURSE_BASE, "setup.cfg": "[tool:pytest]\naddopts = --ignore=docs\n"}
+    config = f"[tool:pytest]\naddopts = --ignore=docs\n{setting}\n"
+    assert _narrowed(tamper(repo, files, lambda r: r.write("setup.cfg", config)), "setup.cfg")
+
+
+def test_a_stale_configuration_pytest_does_not_read_hides_nothing_from_the_reading(
+    repo: GitRepo,
+):
+    """pytest reads pytest.ini and ignores setup.cfg's section: the stale `norecursedirs` there
+    left nothing out at the base, so the same setting in pytest.ini leaves `red` out."""
+    files = {
+        **NORECURSE_BASE,
+        "pytest.ini": "[pytest]\naddopts = -q\n",
+        "setup.cfg": "[tool:pytest]\nnorecursedirs = .git docs red\n",
+    }
+    config = "[pytest]\naddopts = -q\nnorecursedirs = .git docs red\n"
+    assert _narrowed(tamper(repo, files, lambda r: r.write("pytest.ini", config)), "pytest.ini")
+
+
+def test_norecursedirs_over_a_folder_of_doctests_is_narrowing(repo: GitRepo):
+    """With `--doctest-modules`, a module's doctests are tests, with no `def test` in it."""
+    module = 'def f():\n    """\n    >>> f()\n    2\n    """\n    return 1\n'
+    files = {
+        "setup.cfg": "[tool:pytest]\naddopts = --doctest-modules\n",
+        "pkg/mod.py": module,
+        "tests/test_a.py": "def test_a():\n    assert True\n",
+    }
+    config = "[tool:pytest]\naddopts = --doctest-modules\nnorecursedirs = pkg\n"
+    assert _narrowed(tamper(repo, files, lambda r: r.write("setup.cfg", config)), "setup.cfg")
+
+
+@pytest.mark.parametrize(
+    ("path", "before", "after"),
+    [
+        (
+            "setup.cfg",
+            "norecursedirs =\n    .git\n    docs\n",
+            "norecursedirs =\n    .git\n    red\n",
+        ),
+        ("setup.cfg", "testpaths =\n    tests\n", "testpaths =\n    tests/test_a.py\n"),
+        ("pyproject.toml", 'norecursedirs = [\n  ".git",\n]\n', 'norecursedirs = [\n  "red",\n]\n'),
+    ],
+)
+def test_a_narrowing_on_a_continuation_line_is_reported(
+    repo: GitRepo, path: str, before: str, after: str
+):
+    """The added line names no setting (`    red`): the change is judged by what the whole
+    configuration leaves out, whichever line does it."""
+    section = "[tool:pytest]\n" if path == "setup.cfg" else "[tool.pytest.ini_options]\n"
+    files = {**NORECURSE_BASE, "setup.cfg": "", path: section + before}
+    assert _narrowed(tamper(repo, files, lambda r: r.write(path, section + after)), path)
+
+
+def test_the_same_settings_in_pytests_native_table_narrow_nothing(repo: GitRepo):
+    """attrs 9b98a73: `[tool.pytest.ini_options]` made `[tool.pytest]`, `testpaths` kept; a
+    `bench/` folder outside it was never collected."""
+    old = '[tool.pytest.ini_options]\naddopts = ["-ra"]\ntestpaths = "tests"\n'
+    new = '[tool.pytest]\naddopts = ["-ra"]\ntestpaths = ["tests"]\n'
+    files = {**NORECURSE_BASE, "setup.cfg": "", "pyproject.toml": old}
+    files["bench/test_benchmarks.py"] = "def test_bench():\n    assert True\n"
+    assert tamper(repo, files, lambda r: r.write("pyproject.toml", new)) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "commented", "live"),
+    [
+        (
+            "tox.ini",
+            "[pytest]\n# addopts = --deselect {t}\n",
+            "[pytest]\naddopts = --deselect {t}\n",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.pytest.ini_options]\n# addopts = "--deselect {t}"\n',
+            '[tool.pytest.ini_options]\naddopts = "--deselect {t}"\n',
+        ),
+    ],
+)
+def test_a_narrowing_uncommented_is_new(repo: GitRepo, path: str, commented: str, live: str):
+    """The comment configured nothing: taken out, it pays for nothing the change turns on."""
+    target = "tests/test_red.py::test_red"
+    files = {**RED, path: commented.format(t=target)}
+    found = tamper(repo, files, lambda r: r.write(path, live.format(t=target)))
+    assert found == [f"{path}:2 {NARROWED}"]
+
+
+@pytest.mark.parametrize("path", [".pytest.ini", "pytest.toml"])
+def test_a_narrowing_in_pytests_other_configuration_files_is_reported(repo: GitRepo, path: str):
+    """pytest reads `.pytest.ini` and `pytest.toml` before any other file."""
+    option = "--deselect tests/test_red.py::test_red"
+    text = (
+        f"[pytest]\naddopts = {option!r}\n"
+        if path.endswith(".toml")
+        else f"[pytest]\naddopts = {option}\n"
+    )
+    assert _narrowed(tamper(repo, RED, lambda r: r.write(path, text)), path)
+
+
+def test_a_test_file_moved_into_a_folder_norecursedirs_skips_is_reported(repo: GitRepo):
+    """The folder was skipped before the change: the move alone hides the file."""
+    files = {**NORECURSE_BASE, "setup.cfg": "[tool:pytest]\nnorecursedirs = .git legacy\n"}
+    found = tamper(
+        repo, files, lambda r: r.move("tests/red/test_red.py", "tests/legacy/test_red.py")
+    )
+    assert found == ["tests/legacy/test_red.py:None test file moved out of the test paths"]
+
+
+def test_a_test_file_moved_within_the_collected_folders_passes(repo: GitRepo):
+    files = {**NORECURSE_BASE, "setup.cfg": "[tool:pytest]\nnorecursedirs = .git legacy\n"}
+    assert (
+        tamper(repo, files, lambda r: r.move("tests/red/test_red.py", "tests/unit/test_red.py"))
+        == []
+    )
+
+
+@pytest.mark.parametrize(("words", "reported"), [("tests/test_a.py", True), ("tests", False)])
+def test_a_path_given_in_addopts_is_read_as_testpaths(repo: GitRepo, words: str, reported: bool):
+    """pytest collects only the paths `addopts` gives it; an option's value (`--cov src`) is
+    no such path."""
+    files = {**NORECURSE_BASE, "src/x.py": "x = 1\n", "setup.cfg": "[tool:pytest]\naddopts = -q\n"}
+    config = f"[tool:pytest]\naddopts = -q --cov src {words}\n"
+    found = tamper(repo, files, lambda r: r.write("setup.cfg", config))
+    assert _narrowed(found, "setup.cfg") == reported

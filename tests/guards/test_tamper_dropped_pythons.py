@@ -407,3 +407,45 @@ def test_a_test_file_that_ran_only_on_the_dropped_pythons_may_be_deleted(
     base = {"pyproject.toml": PROJECT, "tests/test_old.py": module}
     found = tamper(repo, base, change)
     assert messages(found) == (["test file deleted"] if reported else [])
+
+
+# -- red-team: a floor the tests' project does not declare ---------------------------------
+
+
+def test_the_roots_floor_raised_leaves_a_nested_projects_tests_alone(repo: GitRepo):
+    """A monorepo: `packages/sub` has its own pyproject.toml and still supports 3.8; the root's
+    floor raised is not its floor, so its test that ran only on 3.8 was removed while 3.8 is
+    still supported."""
+    sub = '[project]\nname = "sub"\nrequires-python = ">=3.8"\n'
+    base = {
+        "pyproject.toml": PROJECT.replace("3.9", "3.8"),
+        "packages/sub/pyproject.toml": sub,
+        "packages/sub/tests/test_types.py": TYPES,
+    }
+
+    def change(r: GitRepo) -> None:
+        r.write("pyproject.toml", PROJECT.replace("3.9", "3.12"))
+        r.write(
+            "packages/sub/tests/test_types.py",
+            without(TYPES, "@pytest.mark.skipif(", "def test_generic_alias"),
+        )
+
+    assert messages(tamper(repo, base, change)) == [REMOVED]
+
+
+def test_a_project_table_a_poetry_build_ignores_sets_no_floor(repo: GitRepo):
+    """Poetry 1 builds from `[tool.poetry.dependencies] python`, whatever `[project]` says."""
+    poetry = (
+        '[build-system]\nrequires = ["poetry-core<2"]\n'
+        'build-backend = "poetry.core.masonry.api"\n\n'
+        '[tool.poetry]\nname = "x"\n\n[tool.poetry.dependencies]\npython = ">=3.8"\n\n'
+    )
+
+    def change(r: GitRepo) -> None:
+        r.write("pyproject.toml", poetry + PROJECT.replace("3.9", "3.12"))
+        r.write(
+            "tests/test_types.py", without(TYPES, "@pytest.mark.skipif(", "def test_generic_alias")
+        )
+
+    base = {"pyproject.toml": poetry + PROJECT.replace("3.9", "3.8"), "tests/test_types.py": TYPES}
+    assert messages(tamper(repo, base, change)) == [REMOVED]

@@ -268,6 +268,49 @@ def test_a_helper_file_deleted_beside_tests_that_call_it_is_reported(repo: GitRe
     assert found == ["middleware/util_test.go:None test file deleted"]
 
 
+PAD_GO = """\
+package middleware
+
+// Pad pads strings to a width.
+type Pad struct{ Width int }
+
+func (p Pad) Left(s string) string {
+	for len(s) < p.Width {
+		s = " " + s
+	}
+	return s
+}
+"""
+PAD_TEST_GO = """\
+package middleware
+
+import "testing"
+
+func TestReverse(t *testing.T) {
+	if Reverse(Pad{Width: 2}.Left("ab")) != "ba" {
+		t.Fatal("reversed")
+	}
+}
+"""
+
+
+def test_a_test_of_other_code_that_builds_a_gone_helper_is_reported(repo: GitRepo):
+    """Red-team: `pad.go` (named after its `Pad`) deleted with `pad_test.go`, whose test checks
+    `Reverse`, which stays, and only builds a `Pad` on the way. The test is not named after
+    the file, so it is not the file's test: the file's going does not take it along."""
+    files = {
+        "middleware/strings.go": STRINGS_GO,
+        "middleware/pad.go": PAD_GO,
+        "middleware/pad_test.go": PAD_TEST_GO,
+    }
+
+    def change(r: GitRepo) -> None:
+        r.remove("middleware/pad.go")
+        r.remove("middleware/pad_test.go")
+
+    assert tamper(repo, files, change) == ["middleware/pad_test.go:None test file deleted"]
+
+
 # -- Ruby: thor's OrderedHash, replaced by the built-in Hash --------------------------------
 
 ORDERED_HASH_RB = """\

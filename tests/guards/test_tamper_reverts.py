@@ -522,3 +522,26 @@ def test_a_test_the_fix_only_rewrote_the_body_of_is_not_the_fixs(repo: GitRepo):
     repo.write("pkg/query.py", QUERY)
     repo.write("tests/test_query.py", TESTS)
     assert findings(repo, base, repo.commit("take the fix back, and the test")) == REMOVED
+
+
+def test_a_case_a_later_commit_added_to_the_fixs_test_is_not_the_fixs(repo: GitRepo):
+    """Red-team: a later commit gave the fix's test a case of its own (`prototype`, for its
+    own change) by editing the parametrize list only; the body is still the fix's, but the
+    test is no longer the fix's alone."""
+    one = "    '__proto__',\n"
+    tests = TESTS + (
+        "\n\n@pytest.mark.parametrize(\n    'key',\n    [\n" + one + "    ],\n)\n"
+        "def test_reserved_keys_are_dropped(key):\n    assert parse(key + '=1&a=2') == {'a': '2'}\n"
+    )
+    history(repo, tests="import pytest\n" + tests)
+    also = QUERY_FIXED.replace('"constructor"}', '"constructor", "prototype"}')
+    repo.write("pkg/query.py", also)
+    repo.write(
+        "tests/test_query.py", "import pytest\n" + tests.replace(one, one + "    'prototype',\n")
+    )
+    base = repo.commit("drop prototype too")
+    repo.write("pkg/query.py", QUERY)
+    repo.write("tests/test_query.py", "import pytest\n" + TESTS)
+    assert findings(repo, base, repo.commit("take the fix back")) == [
+        "tests/test_query.py:6 test 'test_reserved_keys_are_dropped' removed"
+    ]
