@@ -150,6 +150,8 @@ _MODULE_MARKERS = re.compile(r"^\s*pytestmark\s*=.*\b(skip|skipif|xfail)\b")
 _NARROWING = re.compile(
     r"--deselect\b|--ignore(-glob)?\b|\bcollect_ignore(_glob)?\b|\bnorecursedirs\b"
     r"|(^|\s)-[km]\s+['\"]?not\b"
+    # Turning off the plugins that collect Python tests, unittest cases or doctests.
+    r"|(^|[\s'\"])-p\s*['\"]?no:(?:python|unittest|doctest)\b"
     # Which files, classes and functions are collected, and hooks that drop collected items.
     r"|\b(?:python_files|python_classes|python_functions)\b"
     r"|\bpytest_(?:collection_modifyitems|ignore_collect|collect_file|pycollect_makeitem)\b"

@@ -728,3 +728,15 @@ def test_a_path_given_in_addopts_is_read_as_testpaths(repo: GitRepo, words: str,
     config = f"[tool:pytest]\naddopts = -q --cov src {words}\n"
     found = tamper(repo, files, lambda r: r.write("setup.cfg", config))
     assert _narrowed(found, "setup.cfg") == reported
+
+
+@pytest.mark.parametrize("plugin", ["python", "unittest", "doctest"])
+def test_turning_off_a_collecting_plugin_is_narrowing(repo: GitRepo, plugin: str):
+    config = f"[pytest]\naddopts = -p no:{plugin}\n"
+    found = tamper(repo, RED, lambda r: r.write("pytest.ini", config))
+    assert "pytest.ini:2 test collection narrowed" in found
+
+
+def test_turning_off_the_cache_plugin_passes(repo: GitRepo):
+    config = "[pytest]\naddopts = -p no:cacheprovider\n"
+    assert tamper(repo, RED, lambda r: r.write("pytest.ini", config)) == []
