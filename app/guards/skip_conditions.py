@@ -237,6 +237,12 @@ def condition_false_on_linux(text: str, names: Names | None = None) -> bool:
     return expression is not None and _truth(expression, linux) is False
 
 
+def truth_on_linux(node: ast.expr, floor: Floor | None, names: Names | None = None) -> bool | None:
+    """Whether a Python condition holds on Linux with the standard CPython build, on every
+    Python from `floor` on: True, False, or None when that cannot be shown."""
+    return _truth(node, _Assumptions(linux=True, floor=floor, names=names))
+
+
 def _balanced(lines: Sequence[Line], index: int) -> str | None:
     parts: list[str] = []
     depth = 0

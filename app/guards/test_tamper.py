@@ -26,13 +26,18 @@ Reported:
   project supports (`requires-python` at the base). A condition cut short by the diff is read
   whole from the file, when the trees are at hand;
 - focused tests (`it.only`, `fit`), which skip every other test;
+- a Python test hidden from pytest while its definition stays: `__test__ = False`, a later
+  definition of the same name, the name rebound or deleted, the definition under `if False:`,
+  nested in a function or moved into a class pytest does not collect
+  (`app.guards.collection`);
 - pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`,
   `collect_ignore`). A conftest.py's `collect_ignore` is keyed by the paths it lists,
   resolved from its folder; ignoring a file the change adds, that no test moved into,
   narrows nothing. With the trees, a change to a root configuration (any line of it) is
   judged by the test files it leaves out, each side read as pytest reads it
   (`app.guards.pytest_config.reaches`); so is a test file moved where the head's
-  configuration does not collect it.
+  configuration does not collect it. So are Jest, Vitest and Mocha settings and commands
+  that leave tests out (`app.guards.runner_config`).
 
 Which skip lines are new is read as any equally valid diff would show it (each run of added
 lines slid as far as the lines around it repeat); a skip in a function that is not a test (a
@@ -80,11 +85,21 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import partial
 
 from app.guards.aliases import with_linux_aliases
 from app.guards.build_constraints import go_never_built
 from app.guards.case_skips import paid_skips
 from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.code_names import python_module
+from app.guards.collection import (
+    Truth,
+    hidden_by_lines,
+    hidden_tests,
+    levels,
+    lowered_flags,
+    subclasses_left_off,
+)
 from app.guards.counts import Counts
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.flags import Names, flags
@@ -92,12 +107,14 @@ from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
 from app.guards.pytest_config import doctest_options, is_config, reaches, sections
 from app.guards.relocations import Relocations, relocate
+from app.guards.runner_config import runner_narrowing
 from app.guards.skip_conditions import (
     Floor,
     body_skip_elsewhere_only,
     condition_false_on_linux,
     decorator_skips_elsewhere_only,
     supported_python,
+    truth_on_linux,
 )
 from app.guards.subjects import Exemptions, alignments
 from app.guards.suite import (
@@ -242,17 +259,95 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         if change.status == "deleted":
             continue
         found.extend(_removed_tests(change, moves.gone.get(index, [])))
+        found.extend(_hidden(change, trees, floor))
         if is_test_path(change.path):
             found.extend(_disabled_assertions(change))
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor)
             found.extend(_markers(change, existed, sides, travelled.get(index), fresh, files))
+    found.extend(_moved_out_of_collection(files, trees, floor, moves))
     found.extend(tamper for change in files for tamper in _outcome_hooks(change))
     found.extend(tamper for change in files for tamper in _scripted_narrowing(change))
+    found.extend(Tamper(*narrowed) for narrowed in runner_narrowing(files, trees))
     narrowed = _config_narrowed(files, trees, found, fresh)
     narrowed += _moved_out_of_reach(files, trees, moves, found)
     return found + _lost_assertions(files, moves) + narrowed
+
+
+def _hidden(change: FileChange, trees: TreeView | None, floor: Floor) -> list[Tamper]:
+    """Tests a Python module still defines but pytest no longer collects
+    (`app.guards.collection`): in a test module, read whole on both sides with the trees,
+    else from the changed lines; in any Python file, a class that held tests made
+    `__test__ = False` while a class in another file inherits it. A new file hid nothing
+    that ran."""
+    old, new = change.old_path, change.new_path
+    if change.status in ("added", "copied") or old is None or new is None:
+        return []
+    if not new.endswith(".py"):
+        return []
+    tests = _python_tests(new)
+    flagged = any("__test__" in line.text for line in change.added)
+    if not tests and not flagged:
+        return []
+    texts = (trees.text("base", old), trees.text("head", new)) if trees else (None, None)
+    base, head = python_module(texts[0]), python_module(texts[1])
+    if trees is None or base is None or head is None:
+        lines = texts[1].split("\n") if texts[1] is not None else None
+        findings = hidden_by_lines(change.added, change.removed, lines) if tests else []
+        return [Tamper(change.path, line, message) for line, message in findings]
+    names = flags(trees, "base", old, texts[0]), flags(trees, "head", new, texts[1])
+    truths: tuple[Truth, Truth] = (
+        lambda test: truth_on_linux(test, floor, names[0]),
+        lambda test: truth_on_linux(test, floor, names[1]),
+    )
+    findings = hidden_tests(base, head, truths) if tests else []
+    if flagged:
+        # A base suite's tests run in the classes that inherit it, wherever they are.
+        for line, message, name in lowered_flags(base, head, truths):
+            if subclasses_left_off(trees, new, name):
+                findings.append((line, message))
+    unique = dict.fromkeys(findings)
+    return [Tamper(change.path, line, message) for line, message in unique]
+
+
+def _moved_out_of_collection(
+    files: Sequence[FileChange], trees: TreeView | None, floor: Floor, moves: Relocations
+) -> list[Tamper]:
+    """A Python test moved to another test module, where pytest collects it less surely than
+    it did where it was: into a class pytest does not collect (not `Test*`, given `__init__`
+    or `__test__ = False`), under `if False:`, nested in a function. Read with the trees:
+    each file's tests, whole, on its side (`app.guards.collection.levels`)."""
+    if trees is None:
+        return []
+    read: dict[tuple[Side, int], dict[int, int] | None] = {}
+
+    def level(side: Side, index: int, line: int) -> int | None:
+        if (side, index) not in read:
+            change = files[index]
+            path = change.old_path if side == "base" else change.new_path
+            module = python_module(trees.text(side, path)) if path else None
+            truth: Truth = partial(truth_on_linux, floor=floor)
+            known = levels(module, truth, skips=side == "base") if module else None
+            read[side, index] = known
+        known = read[side, index]
+        return None if known is None else known.get(line, 0)
+
+    found: list[Tamper] = []
+    for moved in moves.continuations:
+        old, new = files[moved.old_file], files[moved.new_file]
+        if moved.old_file == moved.new_file or not all(_python_tests(c.path) for c in (old, new)):
+            continue
+        before = level("base", moved.old_file, moved.old.line.number)
+        after = level("head", moved.new_file, moved.new.line.number)
+        if before is not None and after is not None and after < before:
+            message = f"test {display(moved.new.name, 80)!r} moved where pytest does not collect it"
+            found.append(Tamper(new.path, moved.new.line.number, message))
+    return found
+
+
+def _python_tests(path: str) -> bool:
+    return path.endswith(".py") and is_test_path(path) and not is_conftest(path)
 
 
 def _outcome_hooks(change: FileChange) -> list[Tamper]:
