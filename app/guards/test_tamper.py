@@ -392,8 +392,10 @@ def _moved_out_of_reach(
     the base's pytest configuration may have collected them to where the head's surely does
     not: a folder its `norecursedirs` skips, one outside its `testpaths`. With both trees, and
     a head configuration that can be read."""
-    if trees is None:
-        return []
+    renamed = any(c.status == "renamed" for c in files)
+    across = any(c.old_file != c.new_file for c in moves.continuations)
+    if trees is None or not (renamed or across):
+        return []  # nothing moved: the configurations need not be read
     base, head = sections(trees, "base"), sections(trees, "head")
     if head is None:
         return []
