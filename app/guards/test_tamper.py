@@ -82,10 +82,10 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from functools import partial
+from functools import cache, partial
 
 from app.guards.aliases import with_linux_aliases
 from app.guards.build_constraints import go_never_built
@@ -253,6 +253,10 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         files, moves.continuations, lambda text, path: bool(_skip_kind(text, path))
     )
     fresh = _fresh_files(files, moves)
+    # What the head's pytest configuration leaves out of the tests the base collected: read
+    # once (a listing of the whole head tree), asked by each narrowing line and by the
+    # configuration as a whole.
+    left_out = cache(partial(_left_out, trees, fresh)) if trees is not None else None
     found: list[Tamper] = []
     for index, change in enumerate(files):
         found.extend(_deleted_or_moved(index, change, moves, exemptions))
@@ -265,12 +269,14 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor)
-            found.extend(_markers(change, existed, sides, travelled.get(index), fresh, files))
+            found.extend(
+                _markers(change, existed, sides, travelled.get(index), fresh, files, left_out)
+            )
     found.extend(_moved_out_of_collection(files, trees, floor, moves))
     found.extend(tamper for change in files for tamper in _outcome_hooks(change))
     found.extend(tamper for change in files for tamper in _scripted_narrowing(change))
     found.extend(Tamper(*narrowed) for narrowed in runner_narrowing(files, trees))
-    narrowed = _config_narrowed(files, trees, found, fresh)
+    narrowed = _config_narrowed(files, trees, found, left_out)
     narrowed += _moved_out_of_reach(files, trees, moves, found)
     return found + _lost_assertions(files, moves) + narrowed
 
@@ -439,7 +445,7 @@ def _config_narrowed(
     files: Sequence[FileChange],
     trees: TreeView | None,
     found: Sequence[Tamper],
-    fresh: frozenset[str],
+    left_out: Callable[[], list[str]] | None,
 ) -> list[Tamper]:
     """A root pytest configuration the change writes, by any line (`testpaths =
     tests/unit`, a folder on a continuation line of `norecursedirs`, an item of a TOML list,
@@ -448,7 +454,7 @@ def _config_narrowed(
     test narrows nothing. Read with both trees only: from a diff alone, what was left out
     cannot be told. When neither side's configuration can be read, only a `testpaths` line
     the change adds is judged (what either side collects cannot be shown)."""
-    if trees is None:
+    if trees is None or left_out is None:
         return []
     reported = {t.path for t in found if t.message == "test collection narrowed"}
     configs = [
@@ -464,11 +470,11 @@ def _config_narrowed(
         testpaths or sections(trees, "base") is not None or sections(trees, "head") is not None
     ):
         return []
-    left_out = _left_out(trees, fresh)
-    if not left_out:
+    paths = left_out()
+    if not paths:
         return []
-    shown = ", ".join(display(path, 80) for path in left_out[:3])
-    more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+    shown = ", ".join(display(path, 80) for path in paths[:3])
+    more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
     setting = "testpaths" if testpaths else "the configuration"
     message = f"test collection narrowed: {setting} leaves out {shown}{more}"
     return [Tamper(path, None, message) for _, path in configs]
@@ -483,7 +489,7 @@ def _ini_comment(path: str, text: str) -> bool:
 
 
 def _leaves_nothing_out(
-    change: FileChange, line: Line, trees: TreeView | None, fresh: frozenset[str]
+    change: FileChange, line: Line, left_out: Callable[[], list[str]] | None
 ) -> bool:
     """A root pytest configuration's `norecursedirs` line that, read with both trees, leaves
     out no test module pytest collected at the base: a folder the change adds with no test
@@ -491,11 +497,11 @@ def _leaves_nothing_out(
     setup.cfg to pyproject.toml. Any other narrowing on the line, a configuration below the
     root, or one that cannot be read, is judged as before."""
     path = change.new_path or ""
-    if trees is None or "/" in path or path == "conftest.py" or not is_config(path):
+    if left_out is None or "/" in path or path == "conftest.py" or not is_config(path):
         return False
     if not _NORECURSE.search(line.text) or _NARROWING.search(_NORECURSE.sub("", line.text)):
         return False
-    return not _left_out(trees, fresh)
+    return not left_out()
 
 
 def _deselects_only_new_markers(
@@ -750,6 +756,7 @@ def _markers(
     travelled: Travelled | None,
     fresh: frozenset[str] = frozenset(),
     files: Sequence[FileChange] = (),
+    left_out: Callable[[], list[str]] | None = None,
 ) -> list[Tamper]:
     found: list[Tamper] = []
     config = bool(_PYTEST_CONFIG.search(change.path))
@@ -767,7 +774,7 @@ def _markers(
             and _NARROWING.search(line.text)
             and not _ini_comment(change.path, line.text)
             and _new_narrowing(line, change, before)
-            and not _leaves_nothing_out(change, line, sides.trees, fresh)
+            and not _leaves_nothing_out(change, line, left_out)
             and not _deselects_only_new_markers(line.text, files, sides.trees, fresh)
         ):
             found.append(Tamper(change.path, line.number, "test collection narrowed"))
