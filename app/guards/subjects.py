@@ -124,6 +124,33 @@ class _Removed:
     line: Line
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """What counts as a name living on, in one of the two readings of "gone". Rules 2 and 3
+    (`_SUBJECT`) excuse a test on a distinctive name it uses, and nothing else, so every doubt
+    the trees leave keeps the name. Rule 5 (`_PAIRED`) reads the names of a source file the
+    change deletes with the test file of its stem, however short or common (`JWT`, `Logger`),
+    which those doubts would keep almost always; the pairing is its further evidence, and each
+    switch below is one doubt it reads as what the line is."""
+
+    # A plain comment, or a Ruby autoload of a file the change deleted found nowhere at the
+    # head, provides the name. Rule 5: a comment runs and defines nothing, and loading the name
+    # would fail.
+    inert_lines_provide: bool
+    # A deleted definition whose body says nothing (none, or too short to tell) counts as
+    # moved. Rule 5: only when its line comes back with another name in its place
+    # (`_header_renamed`): a one-line `var ErrJWTMissing = ...` is otherwise gone with its file.
+    untold_bodies_move: bool
+    # Any other name that took its place in a retargeted line counts as a rename. Rule 5: only
+    # a name the project defines (`_project_name`): a built-in or library name (`Hash` for a
+    # deleted `OrderedHash`) is no code of the project's living on.
+    library_names_rename: bool
+
+
+_SUBJECT = _Reading(inert_lines_provide=True, untold_bodies_move=True, library_names_rename=True)
+_PAIRED = _Reading(inert_lines_provide=False, untold_bodies_move=False, library_names_rename=False)
+
+
 class Exemptions:
     """The exemptions over one change. Reads the trees only when the diff already shows a
     candidate (a deleted test file, or a deleted definition a removed test uses)."""
@@ -132,10 +159,9 @@ class Exemptions:
         self._files = files
         self._trees = trees
         self._gone_packages: dict[int, bool] = {}
-        self._gone: dict[str, bool] = {}
+        self._gone: dict[tuple[str, _Reading], bool] = {}
         self._head_hits: dict[str, list[Hit]] = {}
         self._pair_names_of: dict[int, frozenset[str]] = {}
-        self._pair_gone_of: dict[str, bool] = {}
 
     def set_aside(self, unmatched: Mapping[int, Sequence[Definition]]) -> dict[int, set[int]]:
         """Of the removed tests nothing else accounts for, the header lines (per file) of
@@ -273,7 +299,7 @@ class Exemptions:
 
     def _subject_gone(self, found: References) -> bool:
         used = found.exercised | found.named
-        subjects = {name for name in used & self._removed.keys() if self._is_gone(name)}
+        subjects = {n for n in used & self._removed.keys() if self._is_gone(n, reading=_SUBJECT)}
         if not subjects:
             return False
         for name in found.exercised - subjects:
@@ -309,7 +335,7 @@ class Exemptions:
             return None
         used = [n for n in names if re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", text)]
         self._search(used)
-        return next((name for name in used if self._is_gone(name)), None)
+        return next((name for name in used if self._is_gone(name, reading=_SUBJECT)), None)
 
     def _uses(self, index: int, definition: Definition, name: str) -> bool:
         """Whether a removed test (or a helper of its own file it calls) uses `name`: the
@@ -326,23 +352,49 @@ class Exemptions:
         word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
         return any(word.search(line) for line in lines[position:end])
 
-    def _is_gone(self, name: str) -> bool:
-        """No source file at the head provides the name, no test file or prose defines it, no
-        other file mentions it, and it was not renamed or moved."""
-        if name not in self._gone:
-            still = any(_provides(hit, name) for hit in self._head_hits.get(name, []))
-            self._gone[name] = not still and not self._renamed(name)
-        return self._gone[name]
+    def _is_gone(self, name: str, *, reading: _Reading) -> bool:
+        """No line of the head tree provides the name (`_provides`) and it does not live on,
+        renamed or moved (`_lives_on`), both as `reading` reads them."""
+        key = (name, reading)
+        if key not in self._gone:
+            self._search([name])  # nothing to do where the caller searched it with others
+            hits = self._head_hits.get(name, [])
+            still = any(self._provides(hit, name, reading=reading) for hit in hits)
+            self._gone[key] = not still and not self._lives_on(name, reading=reading)
+        return self._gone[key]
 
-    def _renamed(self, name: str) -> bool:
-        """Whether a deleted definition lives on under another name or in another place:
-        most of its body is added back, or a line that used it is added back using another
-        name. A body too short to compare counts as moved."""
-        for removed in self._removed[name]:
+    def _provides(self, hit: Hit, name: str, *, reading: _Reading) -> bool:
+        """Whether a line of the head tree shows `name` still there: a line of source code
+        that binds it (a string or comment mentioning it included, but for what `reading`
+        takes for inert), a test's or prose's definition of it (a test's use is no
+        definition; its own helper is one), or any mention in data (an entry point) or in
+        other code (which may use or define it)."""
+        if is_source(hit.path):
+            if not reading.inert_lines_provide and self._inert(hit, name):
+                return False
+            return binds(hit.text, name, hit.path)
+        if is_code(hit.path) or is_prose(hit.path):
+            return name in _defines(hit)
+        return True
+
+    def _lives_on(self, name: str, *, reading: _Reading) -> bool:
+        """Whether a deleted definition of the name lives on under another name or in another
+        place: most of its body added back (to any file), or a deleted line of code that used
+        it added back with another name in its place (callers retargeted); what a body that
+        says nothing, and a library name in its place, count as is `reading`'s."""
+        # Its definitions however short or common the name (rule 5 reads `JWT` too); for the
+        # distinctive names of rules 2 and 3 these are `self._removed[name]`.
+        for removed in self._deleted.get(name, []):
             body = _body_after(self._files[removed.file], removed.line)
-            if not body or mostly_added(body, self._added_lines):
+            if any(_telling(text) for text in body):
+                if mostly_added(body, self._added_lines):
+                    return True
+            elif reading.untold_bodies_move or self._header_renamed(removed):
                 return True
-        return any(self._replacements(name, change) for change in self._files)
+        others = (other for change in self._files for other in self._replacements(name, change))
+        if reading.library_names_rename:
+            return next(others, None) is not None
+        return any(self._project_name(other.rsplit(".", 1)[-1]) for other in set(others))
 
     def _replacements(self, name: str, change: FileChange) -> set[str]:
         """The names that took the place of `name` in deleted lines of source code that come
@@ -415,7 +467,8 @@ class Exemptions:
             opening = _CLASS.match(removed.line.text)
             return name in owners and opening is not None and name in opening["n"].split("::")
 
-        return all(part(removed) for removed in self._removed[name]) and not self._renamed(name)
+        went = all(part(removed) for removed in self._removed[name])
+        return went and not self._lives_on(name, reading=_SUBJECT)
 
     def _owner(self, removed: _Removed, *, through: bool = False) -> list[str]:
         """The class (Go receiver, JavaScript object) a deleted definition was on, and the
@@ -471,7 +524,7 @@ class Exemptions:
                 if not self._named_after_file(index, definition, stem):
                     continue
                 used = self._pair_uses(index, definition, names)
-                gone = {name for name in used if self._pair_gone(name)}
+                gone = {name for name in used if self._is_gone(name, reading=_PAIRED)}
                 if gone and all(
                     name in gone or name in openings or self._member_of_gone(name, source)
                     for name in used
@@ -516,7 +569,7 @@ class Exemptions:
         subjects = {name for name in defined if named_after(name, stem) and not is_reserved(name)}
         names = {name for name in defined if is_distinctive(name)} | subjects
         self._search(names)
-        if not any(self._pair_gone(name) for name in subjects):
+        if not any(self._is_gone(name, reading=_PAIRED) for name in subjects):
             return frozenset()
         return frozenset(names)
 
@@ -551,8 +604,8 @@ class Exemptions:
         owners = [self._owner(r, through=True)[:1] for r in records]
         return (
             bool(records)
-            and all(owner and self._pair_gone(owner[0]) for owner in owners)
-            and not self._pair_moved(name)
+            and all(owner and self._is_gone(owner[0], reading=_PAIRED) for owner in owners)
+            and not self._lives_on(name, reading=_PAIRED)
             and not self._defined_anew(name)
         )
 
@@ -570,26 +623,13 @@ class Exemptions:
             for line in change.added
         )
 
-    def _pair_gone(self, name: str) -> bool:
-        """No line of the head tree provides the name, as `_is_gone` reads it but that a plain
-        comment, or an autoload of a file the change deleted, provides nothing; and it was not
-        moved or renamed into project code."""
-        if name not in self._pair_gone_of:
-            self._search([name])
-            hits = self._head_hits.get(name, [])
-            still = any(self._pair_provides(hit, name) for hit in hits)
-            self._pair_gone_of[name] = not still and not self._pair_moved(name)
-        return self._pair_gone_of[name]
-
-    def _pair_provides(self, hit: Hit, name: str) -> bool:
-        if not is_source(hit.path):
-            return _provides(hit, name)
+    def _inert(self, hit: Hit, name: str) -> bool:
+        """Whether a line of source code that mentions the name does nothing with it: a plain
+        comment, or an autoload of a file the change deleted (loading the name would fail)."""
         if plain_comment(hit.text, hit.path):
-            return False  # a comment runs nothing and defines nothing
+            return True
         target = autoload_target(hit.text, name, hit.path)
-        if target is not None and self._loads_deleted_file(target):
-            return False  # loading the name would fail: nothing provides it
-        return binds(hit.text, name, hit.path)
+        return target is not None and self._loads_deleted_file(target)
 
     def _loads_deleted_file(self, target: str) -> bool:
         """Whether an autoload's file is one the change deletes, found nowhere at the head."""
@@ -603,23 +643,9 @@ class Exemptions:
     def _head_files(self) -> list[str]:
         return self._trees.listing("head", ".") if self._trees is not None else []
 
-    def _pair_moved(self, name: str) -> bool:
-        """Whether a deleted definition of the name lives on: most of its body added back, its
-        one line added back with another name (a definition with no body to compare, too short
-        to tell, counts as moved), or a deleted line of code that used it added back with
-        another name of the project's in its place. A built-in or library name taking its
-        place (`Hash` for a deleted `OrderedHash`) is no code of the project's living on."""
-        for removed in self._deleted.get(name, []):
-            body = _body_after(self._files[removed.file], removed.line)
-            if any(_telling(text) for text in body):
-                if mostly_added(body, self._added_lines):
-                    return True
-            elif self._header_renamed(removed):
-                return True
-        others = {other for change in self._files for other in self._replacements(name, change)}
-        return any(self._project_name(other.rsplit(".", 1)[-1]) for other in others)
-
     def _header_renamed(self, removed: _Removed) -> bool:
+        """Whether a deleted definition's one line comes back with another name in its place
+        (a line too short to tell counts as renamed)."""
         text = removed.line.text
         match = re.search(rf"(?<![\w$]){re.escape(removed.name)}(?![\w$])", text)
         if match is None:
@@ -647,7 +673,7 @@ class Exemptions:
         file's definitions of the name is a `class` or `module` line."""
         around: set[str] = set()
         for name in self._pair_names(source):
-            if self._pair_gone(name):
+            if self._is_gone(name, reading=_PAIRED):
                 for removed in self._deleted.get(name, []):
                     if removed.file == source:
                         around.update(self._around(removed))
@@ -766,15 +792,6 @@ def _reads_as_text(path: str) -> bool:
     """Source code, or prose: a line of either defines a name only by the usual patterns (a
     changelog's "Remove `legacy_parse`" defines nothing; a definition moved there does)."""
     return is_source(path) or is_prose(path)
-
-
-def _provides(hit: Hit, name: str) -> bool:
-    """Whether a line of the head tree shows `name` still there."""
-    if is_source(hit.path):
-        return binds(hit.text, name, hit.path)
-    if is_code(hit.path) or is_prose(hit.path):
-        return name in _defines(hit)  # a test's use is no definition; its own helper is one
-    return True  # data names it (an entry point), other code may use or define it
 
 
 def _assigns(text: str, name: str) -> bool:
