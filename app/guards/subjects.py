@@ -137,18 +137,14 @@ class _Reading:
     # head, provides the name. Rule 5: a comment runs and defines nothing, and loading the name
     # would fail.
     inert_lines_provide: bool
-    # A deleted definition whose body says nothing (none, or too short to tell) counts as
-    # moved. Rule 5: only when its line comes back with another name in its place
-    # (`_header_renamed`): a one-line `var ErrJWTMissing = ...` is otherwise gone with its file.
-    untold_bodies_move: bool
     # Any other name that took its place in a retargeted line counts as a rename. Rule 5: only
     # a name the project defines (`_project_name`): a built-in or library name (`Hash` for a
     # deleted `OrderedHash`) is no code of the project's living on.
     library_names_rename: bool
 
 
-_SUBJECT = _Reading(inert_lines_provide=True, untold_bodies_move=True, library_names_rename=True)
-_PAIRED = _Reading(inert_lines_provide=False, untold_bodies_move=False, library_names_rename=False)
+_SUBJECT = _Reading(inert_lines_provide=True, library_names_rename=True)
+_PAIRED = _Reading(inert_lines_provide=False, library_names_rename=False)
 
 
 class Exemptions:
@@ -305,10 +301,12 @@ class Exemptions:
         for name in found.exercised - subjects:
             if name in self._removed and not self._went_with(name, subjects):
                 return False  # deleted but still there, or renamed: the code stays
+            # Project code the test exercised that stays. Prose defines none: a `const stdout`
+            # in a guide's example is no code of the project's.
             heads = [
                 h
                 for h in self._head_hits.get(name, [])
-                if _may_define(h.path) or (_reads_as_text(h.path) and name in _defines(h))
+                if _may_define(h.path) or (is_source(h.path) and name in _defines(h))
             ]
             if heads and not all(self._allowed(name, hit, subjects) for hit in heads):
                 return False
@@ -380,8 +378,11 @@ class Exemptions:
     def _lives_on(self, name: str, *, reading: _Reading) -> bool:
         """Whether a deleted definition of the name lives on under another name or in another
         place: most of its body added back (to any file), or a deleted line of code that used
-        it added back with another name in its place (callers retargeted); what a body that
-        says nothing, and a library name in its place, count as is `reading`'s."""
+        it added back with another name in its place (callers retargeted); what a library name
+        in its place counts as is `reading`'s. A definition whose body says nothing (none, or
+        too short to tell: `export const execaCommand = createExeca(mapCommandAsync);`) lives
+        on when its own line comes back with another name in its place (`_header_renamed`),
+        or one too short to compare does; else it went."""
         # Its definitions however short or common the name (rule 5 reads `JWT` too); for the
         # distinctive names of rules 2 and 3 these are `self._removed[name]`.
         for removed in self._deleted.get(name, []):
@@ -389,7 +390,7 @@ class Exemptions:
             if any(_telling(text) for text in body):
                 if mostly_added(body, self._added_lines):
                     return True
-            elif reading.untold_bodies_move or self._header_renamed(removed):
+            elif self._header_renamed(removed):
                 return True
         others = (other for change in self._files for other in self._replacements(name, change))
         if reading.library_names_rename:
@@ -801,15 +802,28 @@ def _assigns(text: str, name: str) -> bool:
     return re.search(pattern, text) is not None
 
 
+# A decorator that only says whether or where a test runs.
+_SKIP = re.compile(r"^@(?:pytest\.mark\.|unittest\.)?(?:skip|skipif|skipIf|skipUnless|xfail)\b")
+
+
 def _is_python(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
 def _block_references(lines: Sequence[str], position: int, path: str) -> References:
-    """The names used by the definition at `lines[position]`, decorators included."""
+    """The names used by the definition at `lines[position]`, decorators included but for
+    skip and xfail conditions: a flag that says where a test runs (`PY_3_10_PLUS`) is not
+    what it tests, and its going is judged by what it meant (`app.guards.dropped_pythons`)."""
     end = block_end(lines, position, python=_is_python(path))
     start = position - len(_decorators(lines, position))
-    return references(lines[start:end], path)
+    kept: list[str] = []
+    skipping = False
+    for text in lines[start:position]:
+        if text.lstrip().startswith("@"):
+            skipping = _SKIP.match(text.lstrip()) is not None
+        if not skipping:
+            kept.append(text)
+    return references([*kept, *lines[position:end]], path)
 
 
 def _with_helpers(lines: Sequence[str], position: int, path: str) -> References:

@@ -579,3 +579,128 @@ def test_a_subject_moved_into_test_material_is_still_seen(repo: GitRepo):
     assert tamper(repo, BASE, change) == [
         "tests/test_dates.py:5 test 'test_legacy_parse_dates' removed"
     ]
+
+
+# -- a one-line definition, and what a removed test names besides its subject -------------
+
+EXECA_INDEX = """\
+import {createExeca} from './lib/create.js';
+import {mapCommandAsync} from './lib/command.js';
+
+export const execa = createExeca(() => ({}));
+export const execaCommand = createExeca(mapCommandAsync);
+"""
+EXECA_TESTS = """\
+import test from 'ava';
+import {execa, execaCommand} from '../index.js';
+
+test('execa()', async t => {
+\tconst {stdout} = await execa('echo.js', ['foo']);
+\tt.is(stdout, 'foo');
+});
+
+test('execaCommand()', async t => {
+\tconst {stdout} = await execaCommand('echo.js foo');
+\tt.is(stdout, 'foo');
+});
+"""
+EXECA = {
+    "index.js": EXECA_INDEX,
+    "lib/create.js": "export const createExeca = map => (...args) => map(args);\n",
+    "lib/command.js": "export const mapCommandAsync = ({file}) => ({file});\n",
+    "test/command.js": EXECA_TESTS,
+    # A guide's example binds `stdout` too: no code of the project's.
+    "docs/bash.md": "```js\nconst stdout = await $`zip -r - input.txt`.buffer();\n```\n",
+}
+EXECA_TEST_GONE = "test/command.js:7 test 'execaCommand()' removed"
+
+
+def drop_execa_command(
+    index: str = EXECA_INDEX.replace(
+        "export const execaCommand = createExeca(mapCommandAsync);\n", ""
+    ),
+) -> Change:
+    """execa 3ced394: `execaCommand()` removed, a one-line definition, with its tests."""
+
+    def change(r: GitRepo) -> None:
+        r.write(
+            "index.js", index.replace("import {mapCommandAsync} from './lib/command.js';\n", "")
+        )
+        r.remove("lib/command.js")
+        r.write("test/command.js", EXECA_TESTS.split("\n\ntest('execaCommand()'")[0] + "\n")
+
+    return change
+
+
+def test_a_one_line_definition_removed_with_its_tests_passes(repo: GitRepo):
+    assert tamper(repo, EXECA, drop_execa_command()) == []
+
+
+def test_a_one_line_definition_brought_back_under_another_name_is_tampering(repo: GitRepo):
+    renamed = EXECA_INDEX.replace("export const execaCommand", "export const execaCmd")
+    assert tamper(repo, EXECA, drop_execa_command(renamed)) == [EXECA_TEST_GONE]
+
+
+def test_a_one_line_definition_too_short_to_compare_counts_as_moved(repo: GitRepo):
+    index = EXECA_INDEX.replace(
+        "const execaCommand = createExeca(mapCommandAsync);", "let execaCommand;"
+    )
+    files = {**EXECA, "index.js": index}
+    kept = index.replace("export let execaCommand;\n", "")
+    assert tamper(repo, files, drop_execa_command(kept)) == [EXECA_TEST_GONE]
+
+
+def test_a_removed_test_that_also_used_project_code_that_stays_is_tampering(repo: GitRepo):
+    """`stdout` defined in the project's code, not only in a guide."""
+    files = {**EXECA, "lib/create.js": EXECA["lib/create.js"] + "export const stdout = 1;\n"}
+    assert tamper(repo, files, drop_execa_command()) == [EXECA_TEST_GONE]
+
+
+FLAGGED = '''\
+import sys
+
+PY_3_10_PLUS = sys.version_info[:2] >= (3, 10)
+
+
+def match_args(cls):
+    """The names a class matches positionally."""
+    return getattr(cls, "__match_args__", ())
+'''
+FLAGGED_TESTS = """\
+import pytest
+
+from pkg.compat import PY_3_10_PLUS, match_args
+
+
+def test_match_args():
+    assert match_args(int) == ()
+
+
+@pytest.mark.skipif(
+    PY_3_10_PLUS, reason="Pre-3.10 only."
+)
+def test_match_args_pre_310():
+    assert match_args(object) == ()
+"""
+
+
+def test_a_flag_a_removed_test_is_skipped_on_is_not_its_subject(repo: GitRepo):
+    """The flag is deleted and gone, but the test was about `match_args`, which stays; and
+    the project still supports the Pythons the test ran on."""
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\nrequires-python = ">=3.9"\n',
+        "pkg/__init__.py": "",
+        "pkg/compat.py": FLAGGED,
+        "tests/test_compat.py": FLAGGED_TESTS,
+    }
+
+    def change(r: GitRepo) -> None:
+        r.write(
+            "pkg/compat.py", FLAGGED.replace("PY_3_10_PLUS = sys.version_info[:2] >= (3, 10)\n", "")
+        )
+        kept = FLAGGED_TESTS.split("\n\n@pytest.mark.skipif(")[0] + "\n"
+        r.write("tests/test_compat.py", kept.replace("PY_3_10_PLUS, ", ""))
+
+    assert tamper(repo, files, change) == [
+        "tests/test_compat.py:8 test 'test_match_args_pre_310' removed"
+    ]
