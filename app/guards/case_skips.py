@@ -52,12 +52,19 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def paid_skips(
-    base: str, head: str, numbers: Sequence[int], floor: Floor | None, names: Sides
+    base: str,
+    head: str,
+    numbers: Sequence[int],
+    floor: Floor | None,
+    names: Sides,
+    *,
+    newest: Floor | None = None,
 ) -> set[int]:
     """Of the new skip lines `numbers` (of the head file), those a case mark the change takes
-    off pays for, one each. `names` gives what each side's platform flags stand for."""
-    unpaid = marked_cases(base, floor, names("base"))
-    unpaid -= marked_cases(head, floor, names("head")) if unpaid else set()
+    off pays for, one each. `names` gives what each side's platform flags stand for; `floor`
+    and `newest`, the Pythons the project declares."""
+    unpaid = marked_cases(base, floor, names("base"), newest=newest)
+    unpaid -= marked_cases(head, floor, names("head"), newest=newest) if unpaid else set()
     module = python_module(head) if unpaid else None
     if module is None:
         return set()
@@ -70,7 +77,9 @@ def paid_skips(
     return paid
 
 
-def marked_cases(text: str, floor: Floor | None, names: Names | None) -> set[Case]:
+def marked_cases(
+    text: str, floor: Floor | None, names: Names | None, *, newest: Floor | None = None
+) -> set[Case]:
     """The cases of a module's tests whose every case of that value carries a skip or xfail
     mark that may hold on Linux."""
     module = python_module(text)
@@ -85,7 +94,9 @@ def marked_cases(text: str, floor: Floor | None, names: Names | None) -> set[Cas
     found: set[Case] = set()
     for qualname, function in _functions(module):
         for argument, cases in _parametrized(function):
-            marked = [(value, _skips(marks, markers, floor, names)) for value, marks in cases]
+            marked = [
+                (value, _skips(marks, markers, floor, names, newest)) for value, marks in cases
+            ]
             for value, skipped in marked:
                 if skipped and all(ok for other, ok in marked if _equal(other, value)):
                     found.add((qualname, argument, repr(value)))
@@ -177,7 +188,11 @@ def _case(node: ast.expr) -> tuple[object, list[ast.expr]] | None:
 
 
 def _skips(
-    marks: Sequence[ast.expr], markers: dict[str, str], floor: Floor | None, names: Names | None
+    marks: Sequence[ast.expr],
+    markers: dict[str, str],
+    floor: Floor | None,
+    names: Names | None,
+    newest: Floor | None,
 ) -> bool:
     """Whether any of a case's marks is a skip or xfail that may hold on Linux."""
     for mark in marks:
@@ -185,7 +200,7 @@ def _skips(
         if isinstance(mark, ast.Name):
             text = markers.get(text, "")
         if _SKIP_MARK.match(text) and not decorator_skips_elsewhere_only(
-            [Line(1, f"@{text}", 1)], 0, floor, names
+            [Line(1, f"@{text}", 1)], 0, floor, names, newest=newest
         ):
             return True
     return False

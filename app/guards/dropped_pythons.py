@@ -61,17 +61,18 @@ def removal_floor(files: Sequence[FileChange], trees: TreeView | None, base: Flo
         if trees is None or before is None or not touched:
             return before
         after = _declared_floor(files, trees)
-        if after is None or after <= before or _in_own_projects(files, trees):
+        if after is None or after <= before or in_own_projects(files, trees):
             return before
         return after
 
     return floor
 
 
-def _in_own_projects(files: Sequence[FileChange], trees: TreeView) -> bool:
+def in_own_projects(files: Sequence[FileChange], trees: TreeView) -> bool:
     """Whether a test file the change touches lies under a folder with a project file of its
-    own (a package of a monorepo, at the base or the head): its floor is that project's, which
-    the root's does not raise."""
+    own (a package of a monorepo, at the base or the head): its Pythons are that project's,
+    so the root's floor raised (or the root's classifiers, `app.guards.classifiers`) say
+    nothing of them."""
     folders = {
         posixpath.dirname(path)
         for side in ("base", "head")

@@ -4,14 +4,20 @@ nearly every CI) runs the suite: `skipif(sys.platform == "win32")` does, `skipif
 applies on every Python the project supports (`skipif(sys.version_info >= (3, 10))` in a
 project that requires Python 3.10), so the test it marks ran nowhere.
 
+Where the suite runs is taken to be Linux on x86_64 (ourobot's sandbox, and the usual CI
+runner), with the standard CPython build, on a Python the project declares: from the oldest
+it supports (`requires-python`) to the newest its trove classifiers name
+(`app.guards.classifiers`), both read at the base (the head only ever raising the newest).
+
 Understood: platform conditions (`sys.platform`, `os.name`, `platform.system()`,
-`platform.python_implementation()`, `sys.implementation.name`, Go's `runtime.GOOS`, Node's
-`process.platform`) compared with string literals; the interpreter build (a free-threaded
-build, `sysconfig.get_config_var("Py_GIL_DISABLED")`, `not sys._is_gil_enabled()` or its
-`getattr(sys, "_is_gil_enabled", lambda: True)()` spelling, is not the standard CPython the suite
-runs on); `sys.version_info` (or a slice of it) compared with a tuple of integers, against the
-oldest Python the project supports when that is known (a slice of it only from the start,
-keeping major and minor); a project's own platform or version flag (`WIN`, `PY_3_10_PLUS`,
+`platform.python_implementation()`, `sys.implementation.name`, `platform.machine()`, Go's
+`runtime.GOOS`, Node's `process.platform`) compared with string literals; the interpreter build
+(a free-threaded build, `sysconfig.get_config_var("Py_GIL_DISABLED")`, `not
+sys._is_gil_enabled()` or its `getattr(sys, "_is_gil_enabled", lambda: True)()` spelling, is not
+the standard CPython the suite runs on); `sys.version_info` (or a slice of it) compared with a
+tuple of integers, against the oldest Python the project supports when that is known and,
+where the suite runs, the newest it declares (a slice of it only from the start, keeping major
+and minor); a project's own platform or version flag (`WIN`, `PY_3_10_PLUS`,
 `app.guards.flags`) as what it stands for; all combined with `and`/`or`/`not` and
 `bool(...)`. Any other condition (an installed package, an environment variable, a flag that
 cannot be read) may hold wherever the suite runs, so it is not "elsewhere only". The text is
@@ -33,8 +39,8 @@ from app.guards.suite import indent
 from app.guards.trees import TreeView
 
 Version = tuple[int, int]
-# The oldest Python the project supports, looked up only when a condition asks (it may take a
-# read of the base tree).
+# The oldest Python the project supports (or the newest it declares), looked up only when a
+# condition asks (it may take a read of the base tree).
 Floor = Callable[[], Version | None]
 
 _SUBJECTS = frozenset(
@@ -44,19 +50,22 @@ _SUBJECTS = frozenset(
         "platform.system()",
         "platform.python_implementation()",
         "sys.implementation.name",
+        "platform.machine()",
         "runtime.GOOS",
         "process.platform",
     }
 )
-# The value each subject takes on Linux with CPython, exactly as it is spelled there: each
-# subject has its own (`os.name` is "posix", never "linux"; `platform.system()` is "Linux",
-# `sys.platform` "linux"), compared case-sensitively, as the condition itself compares.
+# The value each subject takes on Linux on x86_64 with CPython, exactly as it is spelled
+# there: each subject has its own (`os.name` is "posix", never "linux"; `platform.system()` is
+# "Linux", `sys.platform` "linux"), compared case-sensitively, as the condition itself
+# compares.
 _LINUX_VALUE = {
     "sys.platform": "linux",
     "os.name": "posix",
     "platform.system()": "Linux",
     "platform.python_implementation()": "CPython",
     "sys.implementation.name": "cpython",
+    "platform.machine()": "x86_64",
     "runtime.GOOS": "linux",
     "process.platform": "linux",
 }
@@ -92,6 +101,32 @@ _ELSEWHERE = frozenset(
         "plan9",
     }
 )
+# Values `platform.machine()` takes on other machines (any case): Windows' "AMD64" and the
+# BSDs' "amd64" are x86_64 too, but never spelled so on Linux.
+_OTHER_MACHINES = frozenset(
+    {
+        "amd64",
+        "aarch64",
+        "arm64",
+        "armv6l",
+        "armv7l",
+        "armv8l",
+        "i386",
+        "i486",
+        "i586",
+        "i686",
+        "x86",
+        "ppc",
+        "ppc64",
+        "ppc64le",
+        "s390x",
+        "riscv64",
+        "loongarch64",
+        "mips",
+        "mips64",
+        "sparc64",
+    }
+)
 # `requires-python = ">=3.10"` (pyproject.toml), `python_requires = >=3.10` (setup.cfg/setup.py).
 _REQUIRES_PYTHON = re.compile(
     r"""^\s*(?:requires-python|python_requires)\s*=\s*["']?\s*>=\s*(\d+)\.(\d+)\b"""
@@ -108,23 +143,31 @@ _INLINE_IF = re.compile(r"^\s*if\b(?P<cond>.+?):\s*\S")
 
 @dataclass(frozen=True)
 class _Assumptions:
-    """What is taken as known when judging a condition: Linux with the standard CPython build
-    (where the suite runs), the oldest Python the project supports, and what the module's
-    platform flags stand for (`WIN`, `app.guards.flags`)."""
+    """What is taken as known when judging a condition: Linux on x86_64 with the standard
+    CPython build (where the suite runs), the oldest Python the project supports, the newest
+    it declares (where the suite runs: only with `linux`), and what the module's platform
+    flags stand for (`WIN`, `app.guards.flags`)."""
 
     linux: bool
     floor: Floor | None
     names: Names | None = None
+    newest: Floor | None = None
 
 
 def decorator_skips_elsewhere_only(
-    lines: Sequence[Line], index: int, floor: Floor | None = None, names: Names | None = None
+    lines: Sequence[Line],
+    index: int,
+    floor: Floor | None = None,
+    names: Names | None = None,
+    *,
+    newest: Floor | None = None,
 ) -> bool:
     """A skip decorator or marker assignment starting at `lines[index]` (`@pytest.mark.skipif
     (...)`, `@unittest.skipIf(...)`, `@unittest.skipUnless(...)`, `pytestmark = ...`), read up
     to where its parentheses close in the same run of lines, that never skips on Linux (on any
-    Python from `floor` on, when given; a bare name read as what `names` says it stands for)."""
-    linux = _Assumptions(linux=True, floor=floor, names=names)
+    Python from `floor` to `newest`, when given; a bare name read as what `names` says it
+    stands for)."""
+    linux = _Assumptions(linux=True, floor=floor, names=names, newest=newest)
     return _decorator_skips(lines, index, linux) is False
 
 
@@ -207,13 +250,22 @@ def _floor_in(lines: Iterable[str]) -> Version | None:
     return None
 
 
-def body_skip_elsewhere_only(lines: Sequence[Line], index: int, names: Names | None = None) -> bool:
+def body_skip_elsewhere_only(
+    lines: Sequence[Line],
+    index: int,
+    names: Names | None = None,
+    *,
+    floor: Floor | None = None,
+    newest: Floor | None = None,
+) -> bool:
     """A skip statement in a body (`pytest.skip(...)`, `t.Skip(...)`) that sits under an
     `if <platform condition>` line shown in the same run of lines, e.g. `if sys.platform ==
-    "win32": pytest.skip(...)` or Go's `if runtime.GOOS == "windows" { t.Skip() }`."""
+    "win32": pytest.skip(...)` or Go's `if runtime.GOOS == "windows" { t.Skip() }`, or under
+    a version condition false on every Python from `floor` to `newest`."""
+    pythons = {"floor": floor, "newest": newest}
     inline = _INLINE_IF.match(lines[index].text)
     if inline is not None:
-        return condition_false_on_linux(inline.group("cond"), names)
+        return condition_false_on_linux(inline.group("cond"), names, **pythons)
     skip_indent = indent(lines[index].text)
     position = index
     while position > 0 and lines[position - 1].number == lines[position].number - 1:
@@ -224,23 +276,32 @@ def body_skip_elsewhere_only(lines: Sequence[Line], index: int, names: Names | N
         match = _IF.match(text)
         if match is None:
             return False
-        return condition_false_on_linux(match.group("cond"), names)
+        return condition_false_on_linux(match.group("cond"), names, **pythons)
     return False
 
 
-def condition_false_on_linux(text: str, names: Names | None = None) -> bool:
+def condition_false_on_linux(
+    text: str,
+    names: Names | None = None,
+    *,
+    floor: Floor | None = None,
+    newest: Floor | None = None,
+) -> bool:
     """Whether a condition (Python's spelling, or Go's and JavaScript's `===`, `&&`, `!`) is
-    false on Linux with the standard CPython build: `process.platform === 'win32'` is. `names`
-    says what the project's own bare names stand for (`app.guards.flags`)."""
+    false on Linux with the standard CPython build (on every Python from `floor` to `newest`,
+    when given): `process.platform === 'win32'` is. `names` says what the project's own bare
+    names stand for (`app.guards.flags`)."""
     expression = _parse(_from_c_like(text))
-    linux = _Assumptions(linux=True, floor=None, names=names)
+    linux = _Assumptions(linux=True, floor=floor, names=names, newest=newest)
     return expression is not None and _truth(expression, linux) is False
 
 
-def truth_on_linux(node: ast.expr, floor: Floor | None, names: Names | None = None) -> bool | None:
+def truth_on_linux(
+    node: ast.expr, floor: Floor | None, names: Names | None = None, newest: Floor | None = None
+) -> bool | None:
     """Whether a Python condition holds on Linux with the standard CPython build, on every
-    Python from `floor` on: True, False, or None when that cannot be shown."""
-    return _truth(node, _Assumptions(linux=True, floor=floor, names=names))
+    Python from `floor` to `newest`: True, False, or None when that cannot be shown."""
+    return _truth(node, _Assumptions(linux=True, floor=floor, names=names, newest=newest))
 
 
 def _balanced(lines: Sequence[Line], index: int) -> str | None:
@@ -313,7 +374,7 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
             return False if False in truths else (True if all(truths) else None)
         return True if True in truths else (False if all(t is False for t in truths) else None)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        versions = _version_comparison(node, assumptions.floor)
+        versions = _version_comparison(node, assumptions)
         if versions is not None or not assumptions.linux:
             return versions
         return _comparison(node.left, node.ops[0], node.comparators[0])
@@ -381,30 +442,42 @@ def _startswith_truth(node: ast.expr) -> bool | None:
     return None
 
 
-def _version_comparison(node: ast.Compare, oldest: Floor | None) -> bool | None:
-    """`sys.version_info OP (3, 10)` (or `sys.version_info[:2]`) for every Python from
-    `floor` on: certain only when all of them agree. Versions are compared as (major, minor),
-    which never claims more certainty than the full version tuple would give."""
+def _version_comparison(node: ast.Compare, assumptions: _Assumptions) -> bool | None:
+    """`sys.version_info OP (3, 10)` (or `sys.version_info[:2]`) for every Python from the
+    floor on (up to the newest declared, where the suite runs): certain only when all of them
+    agree. Versions are compared as (major, minor), which never claims more certainty than
+    the full version tuple would give."""
     left, op, right = node.left, node.ops[0], node.comparators[0]
     if isinstance(left, ast.Subscript):
         left = left.value if _keeps_major_and_minor(left.slice) else left
     if _dotted(left) != _VERSION_SUBJECT:
         return None
     bound = _int_tuple(right)
-    floor = oldest() if oldest is not None and bound is not None else None
-    if floor is None or bound is None:
+    if bound is None or not isinstance(op, ast.GtE | ast.Gt | ast.Lt | ast.LtE):
         return None
+    floor = assumptions.floor() if assumptions.floor is not None else None
     # On the floor's own Python, `>= (3, 10)` holds and `< (3, 10)` does not; a bound with a
     # micro version (`(3, 10, 2)`) splits 3.10 itself, so only Pythons past it are certain.
     exact = len(bound) <= 2
     bound = (*bound, 0, 0)[:2]
-    if isinstance(op, ast.GtE | ast.Gt):
-        at = exact and isinstance(op, ast.GtE)
-        return True if floor > bound or (at and floor == bound) else None
-    if isinstance(op, ast.Lt | ast.LtE):
-        at = exact and isinstance(op, ast.Lt)
-        return False if floor > bound or (at and floor == bound) else None
+    at = exact and isinstance(op, ast.GtE | ast.Lt)
+    if floor is not None and (floor > bound or (at and floor == bound)):
+        return isinstance(op, ast.GtE | ast.Gt)
+    # Below the bound's minor version, `>=`/`>` never holds and `<`/`<=` always does (on that
+    # minor version itself, `<= (3, 13)` is false from 3.13.0 on, `> (3, 13)` true: not read).
+    newest = _newest(assumptions, floor)
+    if newest is not None and newest < bound:
+        return isinstance(op, ast.Lt | ast.LtE)
     return None
+
+
+def _newest(assumptions: _Assumptions, floor: Version | None) -> Version | None:
+    """The newest Python the project declares, where the suite runs; None when unknown, or
+    older than the floor (the two disagree, so neither bounds the other)."""
+    if not assumptions.linux or assumptions.newest is None:
+        return None
+    newest = assumptions.newest()
+    return None if newest is None or (floor is not None and newest < floor) else newest
 
 
 def _keeps_major_and_minor(index: ast.expr) -> bool:
@@ -474,14 +547,15 @@ def _matches(subject: str, values: list[str], *, prefix: bool = False) -> bool |
     False, or None when a value is not one we know. The subject's own Linux value, exactly
     as spelled (`sys.platform != "Linux"` and `os.name != "linux"` hold on Linux)."""
     linux = _LINUX_VALUE[subject]
+    others = _OTHER_MACHINES if subject == "platform.machine()" else _ELSEWHERE
     known: list[bool] = []
     for raw in values:
         value = raw.lower()
         if prefix:
             on_linux = linux.startswith(raw)
-            elsewhere = any(other.startswith(value) for other in _ELSEWHERE)
+            elsewhere = any(other.startswith(value) for other in others)
         else:
-            on_linux, elsewhere = raw == linux, value in _ELSEWHERE
+            on_linux, elsewhere = raw == linux, value in others
         if not (on_linux or elsewhere):
             return None
         known.append(on_linux)

@@ -21,10 +21,11 @@ Reported:
   or in the file (even a new one) they moved to, directly or on a suite around them (pytest,
   unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip cannot apply
   where the suite runs: only on platforms other than Linux (`skipif(sys.platform ==
-  "win32")`, or a platform flag standing for it, `skipif(WIN)`: `app.guards.flags`), only on
-  a free-threaded build (`Py_GIL_DISABLED`), or only on Pythons older than the oldest the
-  project supports (`requires-python` at the base). A condition cut short by the diff is read
-  whole from the file, when the trees are at hand;
+  "win32")`, or a platform flag standing for it, `skipif(WIN)`: `app.guards.flags`) or
+  machines other than x86_64, only on a free-threaded build (`Py_GIL_DISABLED`), or only on
+  Pythons older than the oldest the project supports (`requires-python` at the base) or newer
+  than the newest it declares (its classifiers at the base: `app.guards.classifiers`). A
+  condition cut short by the diff is read whole from the file, when the trees are at hand;
 - focused tests (`it.only`, `fit`), which skip every other test;
 - a Python test hidden from pytest while its definition stays: `__test__ = False`, a later
   definition of the same name, the name rebound or deleted, the definition under `if False:`,
@@ -91,6 +92,7 @@ from app.guards.aliases import with_linux_aliases
 from app.guards.build_constraints import go_never_built
 from app.guards.case_skips import paid_skips
 from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.classifiers import newest_python
 from app.guards.code_names import python_module
 from app.guards.collection import (
     Truth,
@@ -235,6 +237,8 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     files, trees = with_linux_aliases(changes.files, trees_of(changes))
     exemptions = Exemptions(files, trees)
     floor = supported_python(files, trees)
+    # Where the suite runs, a skip on Pythons newer than any the base declares skips nothing.
+    newest = newest_python(files, trees)
     # Go test files built by no Go the module supports ran nowhere: their tests count as skipped.
     unbuilt = frozenset(i for i in range(len(files)) if go_never_built(files, trees, i))
     # A removed test skipped on every Python the head still supports ran only on those the
@@ -263,16 +267,16 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         if change.status == "deleted":
             continue
         found.extend(_removed_tests(change, moves.gone.get(index, [])))
-        found.extend(_hidden(change, trees, floor))
+        found.extend(_hidden(change, trees, floor, newest))
         if is_test_path(change.path):
             found.extend(_disabled_assertions(change))
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
-            sides = _Sides(change, trees, floor)
+            sides = _Sides(change, trees, floor, newest)
             found.extend(
                 _markers(change, existed, sides, travelled.get(index), fresh, files, left_out)
             )
-    found.extend(_moved_out_of_collection(files, trees, floor, moves))
+    found.extend(_moved_out_of_collection(files, trees, floor, moves, newest))
     found.extend(tamper for change in files for tamper in _outcome_hooks(change))
     found.extend(tamper for change in files for tamper in _scripted_narrowing(change))
     found.extend(Tamper(*narrowed) for narrowed in runner_narrowing(files, trees))
@@ -281,7 +285,9 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     return found + _lost_assertions(files, moves) + narrowed
 
 
-def _hidden(change: FileChange, trees: TreeView | None, floor: Floor) -> list[Tamper]:
+def _hidden(
+    change: FileChange, trees: TreeView | None, floor: Floor, newest: Floor | None = None
+) -> list[Tamper]:
     """Tests a Python module still defines but pytest no longer collects
     (`app.guards.collection`): in a test module, read whole on both sides with the trees,
     else from the changed lines; in any Python file, a class that held tests made
@@ -304,8 +310,8 @@ def _hidden(change: FileChange, trees: TreeView | None, floor: Floor) -> list[Ta
         return [Tamper(change.path, line, message) for line, message in findings]
     names = flags(trees, "base", old, texts[0]), flags(trees, "head", new, texts[1])
     truths: tuple[Truth, Truth] = (
-        lambda test: truth_on_linux(test, floor, names[0]),
-        lambda test: truth_on_linux(test, floor, names[1]),
+        lambda test: truth_on_linux(test, floor, names[0], newest),
+        lambda test: truth_on_linux(test, floor, names[1], newest),
     )
     findings = hidden_tests(base, head, truths) if tests else []
     if flagged:
@@ -318,7 +324,11 @@ def _hidden(change: FileChange, trees: TreeView | None, floor: Floor) -> list[Ta
 
 
 def _moved_out_of_collection(
-    files: Sequence[FileChange], trees: TreeView | None, floor: Floor, moves: Relocations
+    files: Sequence[FileChange],
+    trees: TreeView | None,
+    floor: Floor,
+    moves: Relocations,
+    newest: Floor | None = None,
 ) -> list[Tamper]:
     """A Python test moved to another test module, where pytest collects it less surely than
     it did where it was: into a class pytest does not collect (not `Test*`, given `__init__`
@@ -333,7 +343,7 @@ def _moved_out_of_collection(
             change = files[index]
             path = change.old_path if side == "base" else change.new_path
             module = python_module(trees.text(side, path)) if path else None
-            truth: Truth = partial(truth_on_linux, floor=floor)
+            truth: Truth = partial(truth_on_linux, floor=floor, newest=newest)
             known = levels(module, truth, skips=side == "base") if module else None
             read[side, index] = known
         known = read[side, index]
@@ -720,9 +730,16 @@ class _Sides:
     a skip's condition may run past the changed lines (the diff aligns a new decorator with
     the `)` of the one above it), and the whole file shows all of it."""
 
-    def __init__(self, change: FileChange, trees: TreeView | None, floor: Floor | None):
+    def __init__(
+        self,
+        change: FileChange,
+        trees: TreeView | None,
+        floor: Floor | None,
+        newest: Floor | None = None,
+    ):
         self.change = change
         self.floor = floor
+        self.newest = newest
         self.trees = trees
         self._read: dict[Side, list[Line] | None] = {}
         self._names: dict[Side, Names] = {}
@@ -812,6 +829,7 @@ def _case_marks_moved(skips: list[Tamper], sides: _Sides) -> list[Tamper]:
         [tamper.line or 0 for tamper in skips],
         sides.floor,
         sides.names,
+        newest=sides.newest,
     )
     return [tamper for tamper in skips if (tamper.line or 0) not in paid]
 
@@ -939,27 +957,30 @@ def _skip_kinds(lines: Sequence[Line], sides: _Sides, side: Side) -> Iterable[st
     only on Pythons older than the project supports)."""
     for index, line in enumerate(lines):
         kind = _skip_kind(line.text, sides.change.path)
-        if kind is None or _elsewhere_only(kind, lines, index, sides.floor):
+        if kind is None or _elsewhere_only(kind, lines, index, sides):
             yield None
             continue
         whole = sides.whole(side) if kind in ("module", "decorator", "body") else None
         at = line.number - 1
         in_whole = whole is not None and 0 <= at < len(whole) and whole[at].text == line.text
         # Read whole, the file also shows what a platform flag in the condition stands for.
-        elsewhere = in_whole and _elsewhere_only(
-            kind, whole or [], at, sides.floor, sides.names(side)
-        )
+        elsewhere = in_whole and _elsewhere_only(kind, whole or [], at, sides, sides.names(side))
         yield None if elsewhere else kind
 
 
 def _elsewhere_only(
-    kind: str, lines: Sequence[Line], index: int, floor: Floor | None, names: Names | None = None
+    kind: str, lines: Sequence[Line], index: int, sides: _Sides, names: Names | None = None
 ) -> bool:
+    """Whether a skip of this kind at `lines[index]` cannot apply where the suite runs: on
+    Linux, on a Python the project declares (`sides.floor` to `sides.newest`)."""
+    floor, newest = sides.floor, sides.newest
     if kind in ("module", "decorator"):
-        return decorator_skips_elsewhere_only(lines, index, floor, names)
+        return decorator_skips_elsewhere_only(lines, index, floor, names, newest=newest)
     if kind == "conditional":
         return _conditional_elsewhere_only(lines[index].text)
-    return kind == "body" and body_skip_elsewhere_only(lines, index, names)
+    return kind == "body" and body_skip_elsewhere_only(
+        lines, index, names, floor=floor, newest=newest
+    )
 
 
 def _conditional_elsewhere_only(text: str) -> bool:
