@@ -22,9 +22,11 @@ Reported:
   unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip cannot apply
   where the suite runs: only on platforms other than Linux (`skipif(sys.platform ==
   "win32")`, or a platform flag standing for it, `skipif(WIN)`: `app.guards.flags`) or
-  machines other than x86_64, only on a free-threaded build (`Py_GIL_DISABLED`), or only on
+  machines other than x86_64, only on a free-threaded build (`Py_GIL_DISABLED`), only on
   Pythons older than the oldest the project supports (`requires-python` at the base) or newer
-  than the newest it declares (its classifiers at the base: `app.guards.classifiers`). A
+  than the newest it declares (its classifiers at the base: `app.guards.classifiers`), or only
+  when a package the project installs for its tests is missing (`app.guards.dependency_skips`,
+  with the trees). A
   condition cut short by the diff is read whole from the file, when the trees are at hand;
 - focused tests (`it.only`, `fit`), which skip every other test;
 - a Python test hidden from pytest while its definition stays: `__test__ = False`, a later
@@ -80,6 +82,7 @@ removed, when (see `app.guards.subjects` for the exact conditions):
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 from collections import Counter
@@ -103,6 +106,7 @@ from app.guards.collection import (
     subclasses_left_off,
 )
 from app.guards.counts import Counts
+from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
@@ -133,6 +137,7 @@ from app.guards.suite import (
     is_test_module,
     is_test_path,
 )
+from app.guards.test_dependencies import Installed, installed_for_tests
 from app.guards.trees import Side, TreeView, trees_of
 
 __all__ = ["Tamper", "definition_name", "find_tampering", "is_test_path"]
@@ -239,6 +244,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     floor = supported_python(files, trees)
     # Where the suite runs, a skip on Pythons newer than any the base declares skips nothing.
     newest = newest_python(files, trees)
+    installed = installed_for_tests(files, trees, floor)
     # Go test files built by no Go the module supports ran nowhere: their tests count as skipped.
     unbuilt = frozenset(i for i in range(len(files)) if go_never_built(files, trees, i))
     # A removed test skipped on every Python the head still supports ran only on those the
@@ -272,7 +278,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             found.extend(_disabled_assertions(change))
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
-            sides = _Sides(change, trees, floor, newest)
+            sides = _Sides(change, trees, floor, newest, installed)
             found.extend(
                 _markers(change, existed, sides, travelled.get(index), fresh, files, left_out)
             )
@@ -735,14 +741,17 @@ class _Sides:
         change: FileChange,
         trees: TreeView | None,
         floor: Floor | None,
-        newest: Floor | None = None,
+        newest: Floor | None,
+        installed: Installed,
     ):
         self.change = change
         self.floor = floor
         self.newest = newest
         self.trees = trees
+        self.installed = installed
         self._read: dict[Side, list[Line] | None] = {}
         self._names: dict[Side, Names] = {}
+        self._modules: dict[Side, ast.Module | None] = {}
 
     def whole(self, side: Side) -> list[Line] | None:
         if side not in self._read:
@@ -757,6 +766,26 @@ class _Sides:
             path = self._path(side) or ""
             self._names[side] = flags(self.trees, side, path, self._text(side))
         return self._names[side]
+
+    def needs_missing(self, side: Side, number: int) -> bool:
+        """Whether the skip on line `number` of the file's side fires only when a package the
+        project installs for its tests is missing (`app.guards.dependency_skips`)."""
+        if not (self._path(side) or "").endswith(".py"):
+            return False
+        module = self._module(side)
+        names = self.names(side)
+        return module is not None and fires_only_when_missing(
+            module,
+            number,
+            self.installed,
+            lambda node: truth_on_linux(node, self.floor, names, self.newest),
+            self._module("base"),
+        )
+
+    def _module(self, side: Side) -> ast.Module | None:
+        if side not in self._modules:
+            self._modules[side] = python_module(self._text(side))
+        return self._modules[side]
 
     def _path(self, side: Side) -> str | None:
         return self.change.new_path if side == "head" else self.change.old_path
@@ -954,7 +983,8 @@ def _skip_kind(text: str, path: str) -> str | None:
 
 def _skip_kinds(lines: Sequence[Line], sides: _Sides, side: Side) -> Iterable[str | None]:
     """Each line's skip kind; None for no skip, or for one that applies only off Linux (or
-    only on Pythons older than the project supports)."""
+    only on Pythons older than the project supports, or only when a package the project
+    installs for its tests is missing)."""
     for index, line in enumerate(lines):
         kind = _skip_kind(line.text, sides.change.path)
         if kind is None or _elsewhere_only(kind, lines, index, sides):
@@ -963,8 +993,12 @@ def _skip_kinds(lines: Sequence[Line], sides: _Sides, side: Side) -> Iterable[st
         whole = sides.whole(side) if kind in ("module", "decorator", "body") else None
         at = line.number - 1
         in_whole = whole is not None and 0 <= at < len(whole) and whole[at].text == line.text
-        # Read whole, the file also shows what a platform flag in the condition stands for.
-        elsewhere = in_whole and _elsewhere_only(kind, whole or [], at, sides, sides.names(side))
+        # Read whole, the file also shows what a platform flag in the condition stands for,
+        # and whether the skip fires only when a package installed for the tests is missing.
+        elsewhere = in_whole and (
+            _elsewhere_only(kind, whole or [], at, sides, sides.names(side))
+            or sides.needs_missing(side, line.number)
+        )
         yield None if elsewhere else kind
 
 

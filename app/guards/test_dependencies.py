@@ -1,0 +1,358 @@
+"""The packages a project installs for its tests, as its own files declare them.
+
+A skip that fires only when such a package is missing (`pytest.importorskip("mock")`, a module
+skipped in the `except ImportError:` of its import) cannot fire where the suite runs with the
+project's test requirements installed, as a skip on Windows only cannot fire on Linux
+(`app.guards.dependency_skips` reads those skips). What counts as installed for the tests:
+
+- `[project] dependencies` of the root pyproject.toml, its `[project.optional-dependencies]`
+  named `test`, `tests`, `testing` or `dev`, and its `[dependency-groups]` (PEP 735) of those
+  names, with the groups they include by `{include-group = "..."}`;
+- requirements files whose name says test or dev: `*requirements*.txt` at the root
+  (`requirements-dev.txt`, `test-requirements.txt`) and `requirements/*.txt`
+  (`requirements/test.txt`, `requirements/test-pure.txt`), with every file they include by
+  `-r` (`requirements/cython.txt` from `requirements/test.txt`);
+- the `deps` of tox.ini's `[testenv]` (not those of a named environment, `docs` say, nor a
+  line for some factors only, `py38: mock`), with the requirements files they include.
+
+A package counts when every Python the project supports (from the base's floor on, on Linux
+with the standard CPython) installs it: a line with no environment marker, or lines whose
+markers together hold there (loguru lists mypy once per range of Pythons, the ranges
+covering all). A marker that cannot be read (`platform_machine`, `python_full_version`,
+`extra`) holds nowhere.
+
+Listed at the base, and alike at the head (the same requirements, versions and markers, in
+whichever of those files: yarl moves `pytest_codspeed==3.2.0` to a file of its own): the
+base's listing, so a change cannot add the package it then skips on (a line it adds to a
+requirements file does not count); the head's, so a change cannot drop the package, or change
+its version, and let the skip fire. An import name is its distribution
+only when the two are equal once normalised (`pytest_codspeed` is `pytest-codspeed`, `yaml`
+is not `PyYAML`): any other name is taken not to be installed. So is a name the project's own
+files may provide (a folder or module of that name anywhere in the head tree, the project's
+own distribution), and every name when the change adds a line that reaches into the import
+machinery (`sys.modules`, `sys.meta_path`, `__import__`, `builtins`), which can make an
+installed package fail to import.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import posixpath
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cache
+from typing import Any
+
+from app.guards.changes import FileChange
+from app.guards.skip_conditions import Floor, Version
+from app.guards.trees import Side, TreeView
+
+# Whether a module (its dotted import name) is installed for the tests.
+Installed = Callable[[str], bool]
+
+# The extras and dependency groups read, and the words a requirements file's name must have.
+_TEST_GROUPS = frozenset({"test", "tests", "testing", "dev"})
+_REQUIREMENTS_FOLDER = "requirements"
+_MAX_INCLUDES = 50
+# Every minor version of Python 3 from the floor on is asked of the markers: (3, 99) is past
+# any Python a project declares today.
+_LAST_MINOR = 99
+_OLDEST = (3, 0)
+_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?P<rest>.*)$")
+_INCLUDE = re.compile(r"^(?:-r|--requirement)(?:\s*=\s*|\s*)(?P<path>\S+)$")
+# A tox dependency for some factors only: `py38: mock`, `!pypy,py{38,39}: mock`.
+_FACTORED = re.compile(r"^[\w{},.!-]+:\s")
+# Lines a change may add that make an installed package fail to import.
+_IMPORT_MACHINERY = re.compile(
+    r"\bsys\.modules\b|\bmeta_path\b|\bpath_hooks\b|\b__import__\b|\bbuiltins\b"
+    r"|\bimportlib\.(?:abc|machinery|util\.module_from_spec)\b"
+)
+# What each marker variable is on Linux with the standard CPython (`python_version` aside).
+_LINUX = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+}
+_VERSION = re.compile(r"^\d+(?:\.\d+){0,2}$")
+
+
+def installed_for_tests(
+    files: Sequence[FileChange], trees: TreeView | None, floor: Floor
+) -> Installed:
+    """Whether a module's package (its top-level name) is installed for the tests, listed at
+    the base and alike at the head, and nothing the project or the change provides may stand
+    in for it. Read when first asked."""
+
+    @cache
+    def listed(side: Side) -> dict[str, frozenset[str]]:
+        return _listed(trees, side, floor) if trees is not None else {}
+
+    @cache
+    def own_names() -> frozenset[str]:
+        return _own_names(trees) if trees is not None else frozenset()
+
+    @cache
+    def reaches_imports() -> bool:
+        return any(
+            _IMPORT_MACHINERY.search(line.text)
+            for change in files
+            if change.path.endswith((".py", ".pyi"))
+            for line in change.added
+        )
+
+    def installed(module: str) -> bool:
+        top = module.split(".")[0]
+        if trees is None or not top.isidentifier() or reaches_imports():
+            return False
+        before = listed("base").get(_normalised(top))
+        return (
+            before is not None
+            and before == listed("head").get(_normalised(top))
+            and top not in own_names()
+        )
+
+    return installed
+
+
+def _normalised(name: str) -> str:
+    """A distribution's name as PEP 503 compares them (`Pytest_Codspeed` is `pytest-codspeed`)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _own_names(trees: TreeView) -> frozenset[str]:
+    """The module names the head tree may provide itself: every folder, and every Python
+    module or extension, by its name (`tests/mock.py` shadows `mock` when pytest puts `tests`
+    on `sys.path`); and the project's own distribution."""
+    names: set[str] = set()
+    for path in trees.listing("head", "."):
+        *folders, file = path.split("/")
+        names.update(folders)
+        stem, _, suffix = file.partition(".")
+        if suffix.split(".")[-1] in ("py", "pyi", "pyc", "pyd", "so"):
+            names.add(stem)
+    project = _toml(trees.text("base", "pyproject.toml")).get("project")
+    own = project.get("name") if isinstance(project, dict) else None
+    if isinstance(own, str):
+        names.update({own, _normalised(own).replace("-", "_")})
+    return frozenset(names)
+
+
+def _listed(trees: TreeView, side: Side, floor: Floor) -> dict[str, frozenset[str]]:
+    """The distributions `side` installs for its tests on every supported Python, each with
+    how it is listed (its requirements, the name's spelling and spaces aside)."""
+    listings: dict[str, list[tuple[str, str | None]]] = {}
+    for requirement in _requirements(trees, side):
+        name, marker = _parsed(requirement)
+        if name is not None:
+            spec = re.sub(r"\s+", "", requirement.strip()[len(name) :])
+            listings.setdefault(_normalised(name), []).append((spec, marker))
+    versions = _pythons(floor())
+    return {
+        name: frozenset(spec for spec, _ in listed)
+        for name, listed in listings.items()
+        if all(any(_holds(marker, version) for _, marker in listed) for version in versions)
+    }
+
+
+def _requirements(trees: TreeView, side: Side) -> Iterator[str]:
+    yield from _pyproject_requirements(_toml(trees.text(side, "pyproject.toml")))
+    listing = trees.listing(side, ".")
+    named = [path for path in listing if _test_requirements_file(path)]
+    yield from _requirement_files(trees, side, named)
+    yield from _tox_requirements(trees, side)
+
+
+def _toml(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return {}
+
+
+def _pyproject_requirements(data: dict[str, Any]) -> Iterator[str]:
+    project = data.get("project")
+    if isinstance(project, dict):
+        yield from _strings(project.get("dependencies"))
+        extras = project.get("optional-dependencies")
+        if isinstance(extras, dict):
+            for group, listed in extras.items():
+                if _normalised(str(group)) in _TEST_GROUPS:
+                    yield from _strings(listed)
+    groups = data.get("dependency-groups")
+    if isinstance(groups, dict):
+        by_name = {_normalised(str(name)): listed for name, listed in groups.items()}
+        yield from _group_requirements(by_name, sorted(_TEST_GROUPS & by_name.keys()))
+
+
+def _group_requirements(groups: dict[str, Any], wanted: list[str]) -> Iterator[str]:
+    """The requirements of the `wanted` dependency groups and of those they include."""
+    seen: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        entries = groups.get(name)
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, str):
+                yield entry
+            elif isinstance(entry, dict) and isinstance(entry.get("include-group"), str):
+                wanted.append(_normalised(entry["include-group"]))
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, list):
+        yield from (item for item in value if isinstance(item, str))
+
+
+def _test_requirements_file(path: str) -> bool:
+    """`requirements-dev.txt`, `test-requirements.txt`, `requirements/test-pure.txt`; not
+    `requirements.txt` nor `requirements/doc.txt`."""
+    folder, file = posixpath.split(path)
+    stem, dot, suffix = file.rpartition(".")
+    if not dot or suffix != "txt":
+        return False
+    if folder != _REQUIREMENTS_FOLDER and (folder or "requirements" not in stem.lower()):
+        return False
+    return bool(_TEST_GROUPS & set(re.split(r"[-_.]+", stem.lower())))
+
+
+def _requirement_files(trees: TreeView, side: Side, paths: Iterable[str]) -> Iterator[str]:
+    """The requirement lines of these requirements files and of those they include by `-r`."""
+    wanted = list(paths)
+    seen: set[str] = set()
+    while wanted and len(seen) < _MAX_INCLUDES:
+        path = posixpath.normpath(wanted.pop())
+        if path in seen or path.startswith("../"):
+            continue
+        seen.add(path)
+        for line in _logical_lines(trees.text(side, path) or ""):
+            include = _INCLUDE.match(line)
+            if include is not None:
+                wanted.append(posixpath.join(posixpath.dirname(path), include["path"]))
+            elif not line.startswith("-"):
+                yield line
+
+
+def _logical_lines(text: str) -> Iterator[str]:
+    """A requirements file's lines, continuations joined and comments dropped."""
+    joined = re.sub(r"\\\n", " ", text)
+    for raw in joined.splitlines():
+        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if line and "${" not in line:
+            yield line
+
+
+def _tox_requirements(trees: TreeView, side: Side) -> Iterator[str]:
+    """`deps` of tox.ini's `[testenv]`, every environment's, with the files they include."""
+    text = trees.text(side, "tox.ini")
+    if text is None:
+        return
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return
+    if not parser.has_option("testenv", "deps"):
+        return
+    included: list[str] = []
+    for line in _logical_lines(parser.get("testenv", "deps")):
+        include = _INCLUDE.match(line)
+        if include is not None:
+            included.append(include["path"])
+        elif not line.startswith(("-", "{")) and not _FACTORED.match(line):
+            yield line
+    yield from _requirement_files(trees, side, included)
+
+
+def _parsed(requirement: str) -> tuple[str | None, str | None]:
+    """A requirement's distribution and environment marker (None for none); no distribution
+    when the line cannot be read."""
+    match = _REQUIREMENT.match(requirement.strip())
+    if match is None:
+        return None, None
+    rest = match["rest"]
+    if rest and not rest[0].isspace() and rest[0] not in "[(<>=!~;@":
+        return None, None
+    _, semicolon, marker = rest.partition(";")
+    return match["name"], marker.strip() if semicolon else None
+
+
+def _pythons(floor: Version | None) -> list[Version]:
+    start = floor if floor is not None and floor[0] == 3 else _OLDEST
+    return [(3, minor) for minor in range(start[1], _LAST_MINOR + 1)]
+
+
+def _holds(marker: str | None, python: Version) -> bool:
+    """Whether an environment marker holds on Linux, CPython `python`; False when it cannot be
+    read. Parsed with `ast`, never evaluated."""
+    if marker is None:
+        return True
+    try:
+        expression = ast.parse(marker, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _truth(expression, python) is True
+
+
+def _truth(node: ast.expr, python: Version) -> bool | None:
+    if isinstance(node, ast.BoolOp):
+        truths = [_truth(value, python) for value in node.values]
+        if None in truths:
+            return None
+        return all(truths) if isinstance(node.op, ast.And) else any(truths)
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    left, op, right = node.left, node.ops[0], node.comparators[0]
+    turned = isinstance(right, ast.Name)
+    if turned:
+        # `"3.8" <= python_version`: the variable on the left, the operator turned round.
+        left, right = right, left
+    if not isinstance(left, ast.Name) or not isinstance(right, ast.Constant):
+        return None
+    value = right.value
+    if not isinstance(value, str):
+        return None
+    if left.id == "python_version":
+        return _version_compare((*python, 0), _TURNED.get(type(op), op) if turned else op, value)
+    here = _LINUX.get(left.id)
+    if here is None:
+        return None
+    if isinstance(op, ast.Eq | ast.NotEq):
+        return (here == value) == isinstance(op, ast.Eq)
+    if isinstance(op, ast.In | ast.NotIn):
+        # PEP 508's `in` is a substring test, whichever side the variable is on.
+        contained = value in here if turned else here in value
+        return contained == isinstance(op, ast.In)
+    return None
+
+
+_TURNED: dict[type[ast.cmpop], ast.cmpop] = {
+    ast.Lt: ast.Gt(),
+    ast.Gt: ast.Lt(),
+    ast.LtE: ast.GtE(),
+    ast.GtE: ast.LtE(),
+}
+
+
+def _version_compare(python: tuple[int, ...], op: ast.cmpop, text: str) -> bool | None:
+    if not _VERSION.match(text):
+        return None
+    bound = tuple(int(part) for part in text.split("."))
+    bound = (*bound, 0, 0)[:3]
+    comparisons: dict[type[ast.cmpop], Callable[[], bool]] = {
+        ast.Eq: lambda: python == bound,
+        ast.NotEq: lambda: python != bound,
+        ast.Lt: lambda: python < bound,
+        ast.LtE: lambda: python <= bound,
+        ast.Gt: lambda: python > bound,
+        ast.GtE: lambda: python >= bound,
+    }
+    compare = comparisons.get(type(op))
+    return None if compare is None else compare()
