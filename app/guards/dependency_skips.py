@@ -30,6 +30,7 @@ import ast
 from collections.abc import Callable, Iterator
 
 from app.guards.code_names import binding_count
+from app.guards.skip_conditions import dotted_name
 from app.guards.test_dependencies import Installed
 
 # What a condition that reads no import guard is on Linux (`skip_conditions.truth_on_linux`).
@@ -97,7 +98,7 @@ def _imports_or_skips(module: ast.Module, number: int, importable: Importable) -
     if isinstance(statement, ast.Assign) and not _names_only(statement.targets):
         return False
     call = statement.value
-    if not isinstance(call, ast.Call) or _dotted(call.func) != _IMPORTORSKIP:
+    if not isinstance(call, ast.Call) or dotted_name(call.func) != _IMPORTORSKIP:
         return False
     if len(call.args) != 1 or any(keyword.arg != "reason" for keyword in call.keywords):
         return False
@@ -117,7 +118,7 @@ def _in_import_handler(module: ast.Module, number: int, importable: Importable) 
 
 def _guarded_marker(module: ast.Module, number: int, importable: Importable, truth: Truth) -> bool:
     for call in _markers_at(module, number):
-        name = _dotted(call.func) or ""
+        name = dotted_name(call.func) or ""
         condition = _condition(call)
         if condition is None or not name.endswith(("skipif", "skipIf", "skipUnless", "xfail")):
             continue
@@ -295,12 +296,3 @@ def _catches_import_errors(handler: ast.ExceptHandler) -> bool:
     return bool(names) and all(
         isinstance(name, ast.Name) and name.id in _IMPORT_ERRORS for name in names
     )
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    return None

@@ -207,7 +207,7 @@ def _call_skips(call: ast.expr, assumptions: _Assumptions, *, xfail: bool) -> bo
     under `assumptions`; None when unknown or not a conditional skip."""
     if not isinstance(call, ast.Call):
         return None
-    name = _dotted(call.func) or ""
+    name = dotted_name(call.func) or ""
     condition = _condition(call)
     if condition is None:
         return None
@@ -351,14 +351,16 @@ def _condition(call: ast.Call) -> ast.expr | None:
     return first
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted_name(node: ast.expr) -> str | None:
+    """`pytest.mark.skipif` for that chain of attributes, `platform.system()` for a call with
+    no arguments; None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
+        inner = dotted_name(node.value)
         return f"{inner}.{node.attr}" if inner else None
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
-        inner = _dotted(node.func)
+        inner = dotted_name(node.func)
         return f"{inner}()" if inner else None
     return None
 
@@ -394,7 +396,7 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
 
 def _call_arguments(node: ast.expr, name: str) -> list[ast.expr] | None:
     """The positional arguments of a call to `name` (no keywords), else None."""
-    if isinstance(node, ast.Call) and not node.keywords and _dotted(node.func) == name:
+    if isinstance(node, ast.Call) and not node.keywords and dotted_name(node.func) == name:
         return node.args
     return None
 
@@ -420,7 +422,7 @@ def _gil_getter(node: ast.expr) -> bool:
         return False
     owner, attribute, default = getter
     return (
-        _dotted(owner) == "sys"
+        dotted_name(owner) == "sys"
         and _strings(attribute) == ["_is_gil_enabled"]
         and isinstance(default, ast.Lambda)
         and not default.args.args
@@ -436,7 +438,7 @@ def _gil_getter(node: ast.expr) -> bool:
 def _startswith_truth(node: ast.expr) -> bool | None:
     startswith = _startswith(node)
     if startswith is not None:
-        subject, prefixes = _dotted(startswith[0]), _strings(startswith[1])
+        subject, prefixes = dotted_name(startswith[0]), _strings(startswith[1])
         if subject in _SUBJECTS and prefixes is not None:
             return _matches(subject, prefixes, prefix=True)
     return None
@@ -450,7 +452,7 @@ def _version_comparison(node: ast.Compare, assumptions: _Assumptions) -> bool | 
     left, op, right = node.left, node.ops[0], node.comparators[0]
     if isinstance(left, ast.Subscript):
         left = left.value if _keeps_major_and_minor(left.slice) else left
-    if _dotted(left) != _VERSION_SUBJECT:
+    if dotted_name(left) != _VERSION_SUBJECT:
         return None
     bound = _int_tuple(right)
     if bound is None or not isinstance(op, ast.GtE | ast.Gt | ast.Lt | ast.LtE):
@@ -517,9 +519,9 @@ def _startswith(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
 
 
 def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> bool | None:
-    subject, values = _dotted(left), _strings(right)
+    subject, values = dotted_name(left), _strings(right)
     if subject not in _SUBJECTS:
-        subject, values = _dotted(right), _strings(left)
+        subject, values = dotted_name(right), _strings(left)
         if subject not in _SUBJECTS or not isinstance(op, ast.Eq | ast.NotEq):
             return None
     if values is None:
