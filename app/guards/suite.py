@@ -72,6 +72,9 @@ _DEFINITIONS = tuple(
 _PYTHON_DEFINITIONS = _DEFINITIONS[:2]
 # A Go test's header, with the name it gives its `*testing.T`: its subtests are `t.Run(...)`.
 _GO_TEST = re.compile(r"^func\s+Test\w*\s*\(\s*(?P<t>\w+)\s+\*testing\.T\s*\)")
+# A Go benchmark: `go test` runs it only when asked (`-bench`), and it checks no behaviour, so
+# it stands for no test (neither lost when removed nor gained when added).
+_GO_BENCHMARK = re.compile(r"^func\s+Benchmark\w*\s*\(")
 # A Go statement that starts a loop: the subtests it runs are as many as its rows.
 _GO_LOOP = re.compile(r"^for\b")
 # A JavaScript test call whose name starts the next line, as Prettier lays out a call too long
@@ -404,7 +407,9 @@ def _go_cases(view: _View, index: int) -> int:
     one per statement directly in the body that is a `t.Run(...)` call (its own subtests,
     nested, not counted apart) or a `for` loop calling `t.Run` (one, since the rows of a
     table are not read, as a `parametrize` list that is not a literal counts one); at least
-    1. A subtest under an `if` or `switch` may not run, and counts nothing."""
+    1. A subtest under an `if` or `switch` may not run, and counts nothing. A benchmark, none."""
+    if _GO_BENCHMARK.match(view.lines[index].text):
+        return 0
     header = _GO_TEST.match(view.lines[index].text)
     if header is None:
         return 1

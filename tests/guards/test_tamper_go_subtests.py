@@ -149,3 +149,27 @@ def test_subtests_removed_from_a_test_that_stays_are_not_reported_alone(repo: Gi
     before = HEAD + with_subtests("TestBind", *FIVE)
     after = HEAD + with_subtests("TestBind", FIVE[0])
     assert removed(repo, before, after) == []
+
+
+# -- benchmarks ----------------------------------------------------------------------------------
+
+
+def benchmark(name: str) -> str:
+    return f"\nfunc {name}(b *testing.B) {{\n\tfor i := 0; i < b.N; i++ {{\n\t\tBind(i)\n\t}}\n}}\n"
+
+
+def test_a_benchmark_removed_is_no_test_removed(repo: GitRepo):
+    # logrus 3d55955: BenchmarkWith{,out}CallerTracing removed.
+    before = THREE + benchmark("BenchmarkWithCallerTracing") + benchmark("BenchmarkWithout")
+    assert removed(repo, before, THREE) == []
+
+
+def test_a_test_replaced_by_a_benchmark_is_still_removed(repo: GitRepo):
+    after = HEAD + plain("TestBindTwoFiles") + plain("TestBindMultipleKeys")
+    after += benchmark("BenchmarkBindOneFile")
+    assert removed(repo, THREE, after) == ["test 'TestBindOneFile' removed"]
+
+
+def test_a_file_of_benchmarks_deleted_is_no_test_file_deleted(repo: GitRepo):
+    files = {PATH: THREE, "bench_test.go": HEAD + benchmark("BenchmarkBind")}
+    assert tamper(repo, files, lambda r: r.remove("bench_test.go")) == []
