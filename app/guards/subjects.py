@@ -137,14 +137,10 @@ class _Reading:
     # head, provides the name. Rule 5: a comment runs and defines nothing, and loading the name
     # would fail.
     inert_lines_provide: bool
-    # Any other name that took its place in a retargeted line counts as a rename. Rule 5: only
-    # a name the project defines (`_project_name`): a built-in or library name (`Hash` for a
-    # deleted `OrderedHash`) is no code of the project's living on.
-    library_names_rename: bool
 
 
-_SUBJECT = _Reading(inert_lines_provide=True, library_names_rename=True)
-_PAIRED = _Reading(inert_lines_provide=False, library_names_rename=False)
+_SUBJECT = _Reading(inert_lines_provide=True)
+_PAIRED = _Reading(inert_lines_provide=False)
 
 
 class Exemptions:
@@ -352,13 +348,13 @@ class Exemptions:
 
     def _is_gone(self, name: str, *, reading: _Reading) -> bool:
         """No line of the head tree provides the name (`_provides`) and it does not live on,
-        renamed or moved (`_lives_on`), both as `reading` reads them."""
+        renamed or moved (`_lives_on`), as `reading` reads them."""
         key = (name, reading)
         if key not in self._gone:
             self._search([name])  # nothing to do where the caller searched it with others
             hits = self._head_hits.get(name, [])
             still = any(self._provides(hit, name, reading=reading) for hit in hits)
-            self._gone[key] = not still and not self._lives_on(name, reading=reading)
+            self._gone[key] = not still and not self._lives_on(name)
         return self._gone[key]
 
     def _provides(self, hit: Hit, name: str, *, reading: _Reading) -> bool:
@@ -375,11 +371,13 @@ class Exemptions:
             return name in _defines(hit)
         return True
 
-    def _lives_on(self, name: str, *, reading: _Reading) -> bool:
+    def _lives_on(self, name: str) -> bool:
         """Whether a deleted definition of the name lives on under another name or in another
         place: most of its body added back (to any file), or a deleted line of code that used
-        it added back with another name in its place (callers retargeted); what a library name
-        in its place counts as is `reading`'s. A definition whose body says nothing (none, or
+        it added back with another name of the project's in its place (callers retargeted: a
+        built-in or library name there, `Hash` for a deleted `OrderedHash` or node's
+        `stripVTControlCharacters` for commander's own `stripColor`, is no code of the
+        project's living on). A definition whose body says nothing (none, or
         too short to tell: `export const execaCommand = createExeca(mapCommandAsync);`) lives
         on when its own line comes back with another name in its place (`_header_renamed`),
         or one too short to compare does; else it went."""
@@ -392,10 +390,8 @@ class Exemptions:
                     return True
             elif self._header_renamed(removed):
                 return True
-        others = (other for change in self._files for other in self._replacements(name, change))
-        if reading.library_names_rename:
-            return next(others, None) is not None
-        return any(self._project_name(other.rsplit(".", 1)[-1]) for other in set(others))
+        others = {other for change in self._files for other in self._replacements(name, change)}
+        return any(self._project_name(other.rsplit(".", 1)[-1]) for other in others)
 
     def _replacements(self, name: str, change: FileChange) -> set[str]:
         """The names that took the place of `name` in deleted lines of source code that come
@@ -469,7 +465,7 @@ class Exemptions:
             return name in owners and opening is not None and name in opening["n"].split("::")
 
         went = all(part(removed) for removed in self._removed[name])
-        return went and not self._lives_on(name, reading=_SUBJECT)
+        return went and not self._lives_on(name)
 
     def _owner(self, removed: _Removed, *, through: bool = False) -> list[str]:
         """The class (Go receiver, JavaScript object) a deleted definition was on, and the
@@ -606,7 +602,7 @@ class Exemptions:
         return (
             bool(records)
             and all(owner and self._is_gone(owner[0], reading=_PAIRED) for owner in owners)
-            and not self._lives_on(name, reading=_PAIRED)
+            and not self._lives_on(name)
             and not self._defined_anew(name)
         )
 

@@ -704,3 +704,61 @@ def test_a_flag_a_removed_test_is_skipped_on_is_not_its_subject(repo: GitRepo):
     assert tamper(repo, files, change) == [
         "tests/test_compat.py:8 test 'test_match_args_pre_310' removed"
     ]
+
+
+# -- own code replaced by a library's ------------------------------------------------------
+
+HELP = """\
+export class Help {
+  displayWidth(str) {
+    return stripColor(str).length;
+  }
+}
+
+export function stripColor(str) {
+  // eslint-disable-next-line no-control-regex
+  const sgrPattern = /\\x1b\\[\\d*(;\\d*)*m/g;
+  return str.replace(sgrPattern, '');
+}
+"""
+STRIP_TESTS = """\
+import { stripColor } from '../lib/help.js';
+
+test('plain string is unchanged', () => {
+  expect(stripColor('hello')).toEqual('hello');
+});
+
+test('bold is stripped', () => {
+  expect(stripColor('\\x1b[1mhello\\x1b[22m')).toEqual('hello');
+});
+"""
+
+
+def retarget_strip_color(to: str, defined: str = "") -> Change:
+    """commander 373f660: its own `stripColor` replaced by node's `stripVTControlCharacters`
+    at every call, and its test file deleted."""
+
+    def change(r: GitRepo) -> None:
+        head = HELP.split("\nexport function stripColor")[0]
+        head = head.replace("return stripColor(str)", f"return {to}(str)")
+        imported = "" if defined else f"import {{ {to} }} from 'node:util';\n"
+        r.write("lib/help.js", f"{imported}{defined}\n{head}")
+        r.remove("tests/help.stripAnsi.test.js")
+
+    return change
+
+
+STRIP = {"lib/help.js": HELP, "tests/help.stripAnsi.test.js": STRIP_TESTS}
+
+
+def test_own_code_replaced_by_a_library_function_goes_with_its_tests(repo: GitRepo):
+    assert tamper(repo, STRIP, retarget_strip_color("stripVTControlCharacters")) == []
+
+
+def test_own_code_retargeted_to_another_function_of_the_project_is_tampering(repo: GitRepo):
+    """The name in its place is defined in the project: the code may live on there."""
+    own = (
+        "\nexport function removeStyles(text) {\n  return text.replace(/\\x1b\\[\\d*m/g, '');\n}\n"
+    )
+    found = tamper(repo, STRIP, retarget_strip_color("removeStyles", own))
+    assert found == ["tests/help.stripAnsi.test.js:None test file deleted"]
