@@ -1,6 +1,6 @@
 """Skips that fire only when a package is missing, read from the whole Python module.
 
-Three shapes, each firing only when importing a package fails:
+Four shapes, each firing only when importing a package fails:
 
 - `pytest.importorskip("mock")` (or `mock = pytest.importorskip("mock")`), one literal
   module name and at most a `reason`: a `minversion` skips on an installed package too;
@@ -12,7 +12,24 @@ Three shapes, each firing only when importing a package fails:
   before that import or in an `except ImportError:` of the same `try` (loguru's
   `mypy_api is None`). `name is None` is then true exactly when the import failed; so is
   `not name` for a plain `import` (a module is never false). The rest of the condition is
-  read as `app.guards.skip_conditions` reads any (`or` with an environment variable may hold).
+  read as `app.guards.skip_conditions` reads any (`or` with an environment variable may hold);
+- a statement directly in a branch of an `if` whose condition, read the same way, never
+  takes that branch (uvicorn's `if not HAVE_TRUSTME: pytest.skip(...)` in a fixture).
+
+Two more kinds of name are import guards, for the last two shapes (true where the packages
+are installed, so `not name` is false), each bound nowhere else in the module and in every
+handler of its `try` to a false constant:
+
+- a flag the `try` of the imports binds to a true constant (uvicorn's `HAVE_TRUSTME = True`
+  after `import trustme`, `HAVE_TRUSTME = False` in the `except ImportError:`);
+- a distribution's version, the one statement of a `try` whose handlers catch
+  `PackageNotFoundError` (werkzeug's `watchdog_version = importlib.metadata.version("watchdog")`,
+  `watchdog_version = ""` in the handler): a version is never empty. The distribution,
+  named literally, must be installed for the tests as a module of that name would.
+
+No import guard may be written from outside its bindings: a name that also appears as an
+attribute assigned (`conftest.HAVE_TRUSTME = False`) or in a string (`setattr(module,
+"HAVE_TRUSTME", False)`, `globals()["mypy_api"]`) anywhere in the module is none.
 
 Every module such a `try` imports must be one the project installs for its tests
 (`app.guards.test_dependencies`): an import of the project's own code may fail by the
@@ -27,6 +44,7 @@ and yarl's changes guard an import their base made unguarded.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 
 from app.guards.code_names import binding_count
@@ -39,7 +57,10 @@ Truth = Callable[[ast.expr], bool | None]
 Importable = Callable[[str], bool]
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+# What a handler of a version's `try` may catch (`PackageNotFoundError` is a ModuleNotFoundError).
+_NOT_FOUND_ERRORS = _IMPORT_ERRORS | {"importlib.metadata.PackageNotFoundError"}
 _IMPORTORSKIP = "pytest.importorskip"
+_VERSION = "importlib.metadata.version"
 
 
 def fires_only_when_missing(
@@ -61,6 +82,7 @@ def fires_only_when_missing(
         _imports_or_skips(module, number, importable)
         or _in_import_handler(module, number, importable)
         or _guarded_marker(module, number, importable, truth)
+        or _guarded_branch(module, number, importable, truth)
     )
 
 
@@ -122,15 +144,37 @@ def _guarded_marker(module: ast.Module, number: int, importable: Importable, tru
         condition = _condition(call)
         if condition is None or not name.endswith(("skipif", "skipIf", "skipUnless", "xfail")):
             continue
-        wanted = {node.id for node in ast.walk(condition) if isinstance(node, ast.Name)}
-        guards = _import_guards(module, wanted, importable)
-        read: list[str] = []
-        value = _truth(condition, guards, truth, read)
-        if not read:
-            continue
-        # A `skipUnless` fires when its condition is false, the others when it is true.
-        return value is name.endswith("skipUnless")
+        value = _guarded_value(condition, module, importable, truth)
+        if value is not None:
+            # A `skipUnless` fires when its condition is false, the others when it is true.
+            return value is name.endswith("skipUnless")
     return False
+
+
+def _guarded_branch(module: ast.Module, number: int, importable: Importable, truth: Truth) -> bool:
+    """Whether line `number` starts a statement of an `if` branch (`if not HAVE_TRUSTME:
+    pytest.skip(...)`, or its `else`) that an import guard keeps from running."""
+    for node in ast.walk(module):
+        if not isinstance(node, ast.If):
+            continue
+        for branch, taken_when in ((node.body, True), (node.orelse, False)):
+            if any(statement.lineno == number for statement in branch):
+                value = _guarded_value(node.test, module, importable, truth)
+                if value is not None and value is not taken_when:
+                    return True
+    return False
+
+
+def _guarded_value(
+    condition: ast.expr, module: ast.Module, importable: Importable, truth: Truth
+) -> bool | None:
+    """The condition's value where the packages are installed, when it reads an import
+    guard of the module; None when it reads none, or its value is unknown."""
+    wanted = {node.id for node in ast.walk(condition) if isinstance(node, ast.Name)}
+    guards = _import_guards(module, wanted, importable)
+    read: list[str] = []
+    value = _truth(condition, guards, truth, read)
+    return value if read else None
 
 
 def _statements_at(module: ast.Module, number: int) -> list[ast.stmt]:
@@ -181,8 +225,8 @@ def _truth(node: ast.expr, guards: dict[str, bool], truth: Truth, read: list[str
 
 
 def _guard_value(node: ast.expr, guards: dict[str, bool]) -> tuple[str, bool] | None:
-    """`name is None` (False once imported), `name is not None` (True), and a module's bare
-    `name` (True: a module is never false)."""
+    """`name is None` (False once imported), `name is not None` (True), and a module's, a
+    flag's or a version's bare `name` (True: a module is never false)."""
     if isinstance(node, ast.Name) and guards.get(node.id):
         return node.id, True
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
@@ -198,17 +242,24 @@ def _guard_value(node: ast.expr, guards: dict[str, bool]) -> tuple[str, bool] | 
 
 
 def _import_guards(module: ast.Module, wanted: set[str], importable: Importable) -> dict[str, bool]:
-    """Which of the `wanted` names are import guards of the module, each with whether its
-    import binds a module (`import x`, `import x.y as name`) rather than something taken from
-    one (`from x import name`)."""
+    """Which of the `wanted` names are import guards of the module, each with whether it is
+    true once its packages are installed: an import that binds a module (`import x`,
+    `import x.y as name`), a flag, a version; not something taken from a module (`from x
+    import name`)."""
     guards: dict[str, bool] = {}
     for statement in module.body:
         if not isinstance(statement, ast.Try):
             continue
-        found = _guards_of(statement, module, wanted)
         handlers = all(_catches_import_errors(handler) for handler in statement.handlers)
-        if found and handlers and _imports_only(statement, importable):
-            guards.update(found)
+        if handlers and _imports_only(statement, importable):
+            found = {**_guards_of(statement, module, wanted), **_flags_of(statement, module)}
+        else:
+            found = _version_of(statement, module, importable)
+        guards.update(
+            (name, true)
+            for name, true in found.items()
+            if name in wanted and not _written_around(module, name)
+        )
     return guards
 
 
@@ -227,6 +278,68 @@ def _guards_of(statement: ast.Try, module: ast.Module, wanted: set[str]) -> dict
     return found
 
 
+def _flags_of(statement: ast.Try, module: ast.Module) -> dict[str, bool]:
+    """The names this `try` of imports binds to a true constant, every handler to a false one,
+    and nothing else in the module binds."""
+    found: dict[str, bool] = {}
+    for inner in statement.body:
+        name, value = _constant_binding(inner)
+        if name is not None and value and _false_in_handlers(statement, module, name):
+            found[name] = True
+    return found
+
+
+def _version_of(statement: ast.Try, module: ast.Module, importable: Importable) -> dict[str, bool]:
+    """The name a `try` binds, in its one statement, to the version of a distribution
+    installed for the tests (`importlib.metadata.version("watchdog")`), when its handlers catch
+    `PackageNotFoundError` and bind it to a false constant, and nothing else in the module
+    binds it."""
+    if len(statement.body) != 1 or not statement.handlers:
+        return {}
+    target, value = _binding(statement.body[0])
+    if target is None or not isinstance(value, ast.Call) or value.keywords:
+        return {}
+    if _resolved(module, value.func) != _VERSION or len(value.args) != 1:
+        return {}
+    distribution = value.args[0]
+    if not isinstance(distribution, ast.Constant) or not isinstance(distribution.value, str):
+        return {}
+    # A distribution is installed as the module of its normalised name would be.
+    installed = importable(re.sub(r"[-_.]+", "_", distribution.value).lower())
+    caught = all(_caught(handler, module) <= _NOT_FOUND_ERRORS for handler in statement.handlers)
+    return (
+        {target: True}
+        if installed and caught and _false_in_handlers(statement, module, target)
+        else {}
+    )
+
+
+def _false_in_handlers(statement: ast.Try, module: ast.Module, name: str) -> bool:
+    """Whether every handler binds `name` once, to a false constant, and the module binds it
+    nowhere else but once in the `try`."""
+    for handler in statement.handlers:
+        values = [v for s in handler.body for n, v in [_constant_binding(s)] if n == name]
+        if len(values) != 1 or values[0]:
+            return False
+    return binding_count(module, name) == len(statement.handlers) + 1
+
+
+def _written_around(module: ast.Module, name: str) -> bool:
+    """Whether the module may write `name` other than by binding it: an attribute of that name
+    assigned (`conftest.HAVE_TRUSTME = False`), or a string naming it (`setattr(m,
+    "HAVE_TRUSTME", False)`, `monkeypatch.setattr("tests.conftest.HAVE_TRUSTME", False)`)."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            written = node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            written = node.value.rsplit(".", 1)[-1]
+        else:
+            continue
+        if written == name:
+            return True
+    return False
+
+
 def _nones_before(statement: ast.Try, position: int, name: str) -> int:
     """How many times `name` is bound to None in the `try` before its import, and in its
     handlers; 0 when the import binds it again after (twice in one `try`)."""
@@ -243,18 +356,27 @@ def _binds(statement: ast.Import | ast.ImportFrom, name: str) -> bool:
 
 
 def _none_assignment(statement: ast.stmt, name: str) -> bool:
+    bound, value = _constant_binding(statement)
+    return bound == name and value is None
+
+
+def _binding(statement: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    """The one name a statement binds and its value (`name = value`, `name: T = value`)."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target, value = statement.targets[0], statement.value
     elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
         target, value = statement.target, statement.value
     else:
-        return False
-    return (
-        isinstance(target, ast.Name)
-        and target.id == name
-        and isinstance(value, ast.Constant)
-        and value.value is None
-    )
+        return None, None
+    return (target.id, value) if isinstance(target, ast.Name) else (None, None)
+
+
+def _constant_binding(statement: ast.stmt) -> tuple[str | None, object]:
+    """The one name a statement binds to a constant, and the constant."""
+    name, value = _binding(statement)
+    if name is None or not isinstance(value, ast.Constant):
+        return None, None
+    return name, value.value
 
 
 def _imports_only(statement: ast.Try, importable: Importable) -> bool:
@@ -296,3 +418,46 @@ def _catches_import_errors(handler: ast.ExceptHandler) -> bool:
     return bool(names) and all(
         isinstance(name, ast.Name) and name.id in _IMPORT_ERRORS for name in names
     )
+
+
+def _caught(handler: ast.ExceptHandler, module: ast.Module) -> set[str | None]:
+    """What a handler catches, each exception by the name it resolves to (None for one that
+    cannot be read, and for a bare `except:`)."""
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
+    return {_resolved(module, name) for name in names} or {None}
+
+
+def _resolved(module: ast.Module, node: ast.expr) -> str | None:
+    """A dotted name (`importlib.metadata.version`, `PackageNotFoundError`) as what it names:
+    its first part taken through the imports of the module's top level that bind it
+    (`from importlib.metadata import PackageNotFoundError`), or as it is when the module binds
+    it nowhere (a builtin); None when bound otherwise."""
+    dotted = dotted_name(node)
+    if dotted is None:
+        return None
+    first, _, rest = dotted.partition(".")
+    count = binding_count(module, first)
+    if count == 0:
+        return dotted
+    targets = [
+        target
+        for statement in module.body
+        for target, alias in _aliases(statement)
+        if (alias.asname or alias.name.split(".")[0]) == first
+    ]
+    # `import importlib` and `import importlib.metadata` bind the one module twice.
+    if len(targets) != count or len(set(targets)) != 1:
+        return None
+    return ".".join(part for part in (targets[0], rest) if part)
+
+
+def _aliases(statement: ast.stmt) -> Iterator[tuple[str, ast.alias]]:
+    """What each name an import statement binds names: `import a.b` binds `a`, `import a.b as
+    c` binds `a.b`, `from a import n` binds `a.n`."""
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            yield (alias.name if alias.asname else alias.name.split(".")[0]), alias
+    elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+        for alias in statement.names:
+            yield f"{statement.module}.{alias.name}", alias

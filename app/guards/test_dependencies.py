@@ -13,7 +13,11 @@ project's test requirements installed, as a skip on Windows only cannot fire on 
   (`requirements/test.txt`, `requirements/test-pure.txt`), with every file they include by
   `-r` (`requirements/cython.txt` from `requirements/test.txt`);
 - the `deps` of tox.ini's `[testenv]` (not those of a named environment, `docs` say, nor a
-  line for some factors only, `py38: mock`), with the requirements files they include.
+  line for some factors only, `py38: mock`), with the requirements files they include;
+- the root `requirements.txt` when it installs the project itself (`-e .`, `-e .[standard]`,
+  `.`): a development environment, as uvicorn's and httpx's are, with the extras of the
+  project it names (`standard`); a root `requirements.txt` that does not install the project
+  is an application's, whatever it is for.
 
 A package counts when every Python the project supports (from the base's floor on, on Linux
 with the standard CPython) installs it: a line with no environment marker, or lines whose
@@ -31,7 +35,8 @@ is not `PyYAML`): any other name is taken not to be installed. So is a name the 
 files may provide (a folder or module of that name anywhere in the head tree, the project's
 own distribution), and every name when the change adds a line that reaches into the import
 machinery (`sys.modules`, `sys.meta_path`, `__import__`, `builtins`), which can make an
-installed package fail to import.
+installed package fail to import, or a line of any file that uninstalls one (werkzeug's
+`["uv", "pip", "uninstall", "watchdog"]` in a tox environment's `commands_pre`).
 """
 
 from __future__ import annotations
@@ -69,6 +74,10 @@ _IMPORT_MACHINERY = re.compile(
     r"\bsys\.modules\b|\bmeta_path\b|\bpath_hooks\b|\b__import__\b|\bbuiltins\b"
     r"|\bimportlib\.(?:abc|machinery|util\.module_from_spec)\b"
 )
+# A line of any file a change may add that takes an installed package away where the suite runs.
+_UNINSTALL = re.compile(r"\buninstall\b", re.IGNORECASE)
+# A root requirements.txt line that installs the project itself: `-e .`, `.[standard]`.
+_SELF = re.compile(r"^(?:(?:-e|--editable)\s*=?\s*)?\./?(?:\[(?P<extras>[^\]]*)\])?$")
 # What each marker variable is on Linux with the standard CPython (`python_version` aside).
 _LINUX = {
     "sys_platform": "linux",
@@ -96,17 +105,18 @@ def installed_for_tests(
         return _own_names(trees) if trees is not None else frozenset()
 
     @cache
-    def reaches_imports() -> bool:
+    def unsettled() -> bool:
+        # Whether the change may make an installed package fail to import, or take it away.
         return any(
-            _IMPORT_MACHINERY.search(line.text)
+            _UNINSTALL.search(line.text)
+            or (change.path.endswith((".py", ".pyi")) and _IMPORT_MACHINERY.search(line.text))
             for change in files
-            if change.path.endswith((".py", ".pyi"))
             for line in change.added
         )
 
     def installed(module: str) -> bool:
         top = module.split(".")[0]
-        if trees is None or not top.isidentifier() or reaches_imports():
+        if trees is None or not top.isidentifier() or unsettled():
             return False
         before = listed("base").get(_normalised(top))
         return (
@@ -159,11 +169,27 @@ def _listed(trees: TreeView, side: Side, floor: Floor) -> dict[str, frozenset[st
 
 
 def _requirements(trees: TreeView, side: Side) -> Iterator[str]:
-    yield from _pyproject_requirements(_toml(trees.text(side, "pyproject.toml")))
+    extras = _own_extras(trees.text(side, "requirements.txt"))
+    yield from _pyproject_requirements(_toml(trees.text(side, "pyproject.toml")), extras or set())
     listing = trees.listing(side, ".")
     named = [path for path in listing if _test_requirements_file(path)]
+    if extras is not None:
+        # The development environment: what it lists is installed where the tests run.
+        named.append("requirements.txt")
     yield from _requirement_files(trees, side, named)
     yield from _tox_requirements(trees, side)
+
+
+def _own_extras(text: str | None) -> set[str] | None:
+    """The extras a root requirements.txt installs the project itself with (`-e .[standard]`:
+    `standard`; `-e .`: none); None when it does not install the project."""
+    found: set[str] | None = None
+    for line in _logical_lines(text or ""):
+        match = _SELF.match(line)
+        if match is not None:
+            named = (match["extras"] or "").split(",")
+            found = (found or set()) | {_normalised(name.strip()) for name in named if name.strip()}
+    return found
 
 
 def _toml(text: str | None) -> dict[str, Any]:
@@ -175,14 +201,16 @@ def _toml(text: str | None) -> dict[str, Any]:
         return {}
 
 
-def _pyproject_requirements(data: dict[str, Any]) -> Iterator[str]:
+def _pyproject_requirements(data: dict[str, Any], installed_extras: set[str]) -> Iterator[str]:
+    """The requirements of the project, of its test extras and of `installed_extras`, and of
+    its test dependency groups."""
     project = data.get("project")
     if isinstance(project, dict):
         yield from _strings(project.get("dependencies"))
         extras = project.get("optional-dependencies")
         if isinstance(extras, dict):
             for group, listed in extras.items():
-                if _normalised(str(group)) in _TEST_GROUPS:
+                if _normalised(str(group)) in _TEST_GROUPS | installed_extras:
                     yield from _strings(listed)
     groups = data.get("dependency-groups")
     if isinstance(groups, dict):

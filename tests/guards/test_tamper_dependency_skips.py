@@ -264,3 +264,190 @@ def test_an_importorskip_taken_off_pays_for_no_other_skip(repo: GitRepo):
     head = IMPORTORSKIP.replace('pytest.importorskip("mock")', 'pytest.skip("broken")')
     found = tamper(repo, files, skipped(head))
     assert reported(found) == ["skip marker added inside a test"]
+
+
+# uvicorn 23deb2bd8792: a flag set in the `try` of the imports, read in a test's body.
+FLAG_TRY = (
+    "try:\n    import mock\n\n    HAVE_MOCK = True\nexcept ImportError:  # pragma: no cover\n"
+    "    HAVE_MOCK = False\n"
+)
+FLAG_SKIP = TESTS.replace(
+    "\n\n\ndef test_edit():\n", "\n" + FLAG_TRY + "\n\ndef test_edit():\n"
+).replace("():\n", '():\n    if not HAVE_MOCK:\n        pytest.skip("mock not installed")\n')
+FLAG_MARKER = TESTS.replace(
+    "\n\n\ndef test_edit",
+    "\n" + FLAG_TRY + '\n\n@pytest.mark.skipif(not HAVE_MOCK, reason="needs mock")\ndef test_edit',
+)
+# werkzeug 8720873853d0: a distribution's version, empty where it is not installed, read by a
+# marker the module names.
+VERSION_TRY = (
+    'try:\n    mock_version: str = importlib.metadata.version("mock")\n'
+    'except PackageNotFoundError:\n    mock_version = ""\n'
+)
+VERSION_MARKER = TESTS.replace(
+    "import os\n",
+    "import importlib.metadata\nimport os\nfrom importlib.metadata import PackageNotFoundError\n",
+).replace(
+    "\n\n\ndef test_edit",
+    "\n" + VERSION_TRY + "\n\nrequire_mock = pytest.mark.skipif(\n"
+    '    not mock_version, reason="mock not installed"\n)\n\n\n@require_mock\ndef test_edit',
+)
+
+
+@pytest.mark.parametrize(
+    "requirements",
+    [
+        # uvicorn's and httpx's development environment: the project, then what the tests use.
+        "-e .[standard]\n\n# Testing\nmock==5.1.0\n",
+        ".\nmock\n",
+        "--editable=.\n-r requirements/tools.txt\n",
+    ],
+)
+@pytest.mark.parametrize("head", [IMPORTORSKIP, FLAG_SKIP, FLAG_MARKER, VERSION_MARKER])
+def test_a_root_requirements_file_that_installs_the_project_counts(
+    repo: GitRepo, requirements: str, head: str
+):
+    """uvicorn 8239373ec649: `pytest.importorskip("wsproto")`, wsproto listed only in the root
+    requirements.txt that starts with `-e .[standard]`."""
+    files = {
+        "pyproject.toml": PROJECT,
+        "requirements.txt": requirements,
+        "requirements/tools.txt": "mock\n",
+        "tests/test_edit.py": TESTS,
+    }
+    assert tamper(repo, files, skipped(head)) == []
+
+
+def test_the_extras_the_requirements_file_installs_the_project_with_count(repo: GitRepo):
+    files = {
+        "pyproject.toml": PROJECT + '\n[project.optional-dependencies]\nstandard = ["mock"]\n',
+        "requirements.txt": "-e .[standard]\n",
+        "tests/test_edit.py": TESTS,
+    }
+    assert tamper(repo, files, skipped(IMPORTORSKIP)) == []
+
+
+@pytest.mark.parametrize(
+    ("requirements", "edited"),
+    [
+        # An application's requirements, or another package's, not the project's.
+        ("mock\n", None),
+        ("-e ./plugins/p\nmock\n", None),
+        ("-e .[standard]\n", None),  # mock is in the `docs` extra only
+        # The change lists the package, installs the project, or stops installing it (or
+        # the extra that lists it).
+        ("-e .\n", "-e .\nmock\n"),
+        ("mock\n", "-e .\nmock\n"),
+        ("-e .\nmock\n", "mock\n"),
+        ("-e .[docs]\n", "-e .\n"),
+    ],
+)
+def test_a_root_requirements_file_that_does_not_install_the_project_at_both_sides_is_reported(
+    repo: GitRepo, requirements: str, edited: str | None
+):
+    project = PROJECT + '\n[project.optional-dependencies]\ndocs = ["mock"]\n'
+    files = {
+        "pyproject.toml": project,
+        "requirements.txt": requirements,
+        "tests/test_edit.py": TESTS,
+    }
+    change = skipped(IMPORTORSKIP, {"requirements.txt": edited} if edited else None)
+    assert reported(tamper(repo, files, change)) == ["skip marker added inside a test"]
+
+
+def test_uvicorns_trustme_flag_in_a_fixture_passes_where_its_requirements_list_trustme(
+    repo: GitRepo,
+):
+    """uvicorn 23deb2bd8792 guards the imports of tests/conftest.py (the base imported them
+    unguarded) with `HAVE_TRUSTME` and skips a fixture on it; trustme and cryptography are
+    listed in the root requirements.txt, which installs the project."""
+    imports = (
+        "import trustme\nfrom cryptography.hazmat.backends import default_backend\n"
+        "from cryptography.hazmat.primitives import serialization\n"
+    )
+    fixture = "\n\n@pytest.fixture\ndef tls_certificate_authority() -> trustme.CA:\n"
+    body = "    return trustme.CA()\n"
+    base = "import pytest\n" + imports + fixture + body
+    guarded = "    " + imports.replace("\n", "\n    ")
+    skip = '    if not HAVE_TRUSTME:\n        pytest.skip("trustme not installed")\n'
+    head = (
+        "import pytest\n\ntry:\n" + guarded + "\n    HAVE_TRUSTME = True\n"
+        "except ImportError:  # pragma: no cover\n    HAVE_TRUSTME = False\n"
+        + fixture.replace("trustme.CA", '"trustme.CA"')
+        + skip
+        + body
+    )
+    ast.parse(head)
+    requirements = "-e .[standard]\n\n# Testing\ntrustme==0.9.0\ncryptography==39.0.1\n"
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/conftest.py", head)
+
+    files = {"pyproject.toml": PROJECT, "tests/conftest.py": base, "tests/test_a.py": TESTS}
+    assert tamper(repo, {**files, "requirements.txt": requirements}, change) == []
+    application = requirements.replace("-e .[standard]\n", "")
+    found = reported(tamper(repo, {**files, "requirements.txt": application}, change))
+    assert found == ["skip marker added inside a fixture or helper"]
+
+
+def test_werkzeugs_watchdog_version_stays_reported_where_the_change_uninstalls_watchdog(
+    repo: GitRepo,
+):
+    """werkzeug 8720873853d0 adds the `watchdog_version` skip and, in the same change, a tox
+    environment that runs `uv pip uninstall watchdog` first: there the skip fires."""
+    tox = "[testenv]\ndeps =\n    mock\n"
+    uninstall = tox + "\n[testenv:py314t]\ncommands_pre =\n    uv pip uninstall mock\n"
+    files = {"pyproject.toml": PROJECT, "tox.ini": tox, "tests/test_edit.py": TESTS}
+    assert tamper(repo, files, skipped(VERSION_MARKER)) == []
+    found = tamper(repo, files, skipped(VERSION_MARKER, {"tox.ini": uninstall}))
+    assert reported(found) == ["skip marker added to a test"]
+
+
+def test_a_version_named_by_its_distribution_passes(repo: GitRepo):
+    head = VERSION_MARKER.replace(
+        "import importlib.metadata\n", "from importlib.metadata import version\n"
+    ).replace('importlib.metadata.version("mock")', 'version("Pytest-Codspeed")')
+    files = {"requirements/test.txt": "pytest-codspeed==3.2.0\n", "tests/test_edit.py": TESTS}
+    assert tamper(repo, files, skipped(head)) == []
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        # The flag bound again elsewhere, in a function too, or written from outside.
+        FLAG_SKIP.replace("\n\n\ndef test_edit", "\n\nHAVE_MOCK = False\n\n\ndef test_edit"),
+        FLAG_SKIP + "\n\ndef helper():\n    global HAVE_MOCK\n    HAVE_MOCK = True\n",
+        FLAG_SKIP + '\n\nglobals()["HAVE_MOCK"] = False\n',
+        FLAG_SKIP
+        + '\n\ndef test_off(monkeypatch):\n    monkeypatch.setattr(f"{__name__}.HAVE_MOCK", 0)\n',
+        # A handler that catches more than a failed import, or sets the flag true; a flag
+        # false whatever the import does.
+        FLAG_SKIP.replace("except ImportError:", "except Exception:"),
+        FLAG_MARKER.replace("except ImportError:", "except Exception:"),
+        FLAG_SKIP.replace("    HAVE_MOCK = False\n", "    HAVE_MOCK = 1\n"),
+        FLAG_SKIP.replace("    HAVE_MOCK = True\n", "    HAVE_MOCK = False\n"),
+        # The branch taken where mock imports; the flag set in a `try` of something else.
+        FLAG_SKIP.replace("if not HAVE_MOCK", "if HAVE_MOCK"),
+        FLAG_SKIP.replace("    import mock\n", "    import mock\n    import requests\n"),
+        FLAG_MARKER.replace("(not HAVE_MOCK,", "(not HAVE_MOCK or os.environ.get('CI'),"),
+        # A version of a package not installed for the tests, or of one given by another
+        # function; a version that may be too old; a handler that may catch anything.
+        VERSION_MARKER.replace('version("mock")', 'version("requests")'),
+        VERSION_MARKER.replace("import importlib.metadata\n", "import p as importlib\n"),
+        VERSION_MARKER.replace("not mock_version,", 'mock_version < "5",'),
+        VERSION_MARKER.replace("except PackageNotFoundError:", "except Exception:"),
+        VERSION_MARKER.replace('    mock_version = ""\n', '    mock_version = "0"\n'),
+        VERSION_MARKER.replace("\n\nrequire_mock", '\n\nmock_version = ""\nrequire_mock'),
+    ],
+)
+def test_a_flag_or_version_that_may_be_false_with_the_package_installed_is_reported(
+    repo: GitRepo, head: str
+):
+    ast.parse(head)  # the near miss is Python, not a file that cannot be read
+    found = reported(tamper(repo, LISTED_FILES, skipped(head)))
+    assert found in (["skip marker added to a test"], ["skip marker added inside a test"])
+
+
+@pytest.mark.parametrize("head", [FLAG_SKIP, FLAG_MARKER, VERSION_MARKER])
+def test_the_flag_and_version_near_misses_differ_from_a_skip_that_passes(repo: GitRepo, head: str):
+    assert tamper(repo, LISTED_FILES, skipped(head)) == []
