@@ -23,6 +23,16 @@ Linux" lets the skip pass, a version flag (attrs' `PY_3_10_PLUS = sys.version_in
 find_spec("numpy") is not None`, an environment variable) is still reported. What cannot be
 shown is taken not to be a platform flag, so the skip is reported, as it was before this
 module.
+
+The standard modules a condition reads (`sys.platform`, `sys.version_info`,
+`platform.machine()`, `os.name`, `sysconfig`), and those whose markers skip (`pytest`,
+`unittest`), are read as the standard ones only where the module makes them so
+(`Names.standard`): every binding of the name in it is its own plain `import sys`, and no line
+of it patches the module or rebinds the name out of sight (`sys.platform = "win32"`,
+`monkeypatch.setattr(sys, "version_info", ...)`, `mock.patch("platform.machine", ...)`,
+`globals()["sys"] = ...`). A module that binds `sys` itself (`from tests import fakesys as
+sys`) may make `sys.version_info >= (3, 14)` hold on every Python, and a `pytest` of its own
+may skip whatever the condition says, so such a skip is reported.
 """
 
 from __future__ import annotations
@@ -32,15 +42,34 @@ import builtins
 import posixpath
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 
 from app.guards.code_names import binding_count, python_module
 from app.guards.trees import Side, TreeView
 
-# What a bare name stands for in a skip condition; None when that cannot be shown.
-Names = Callable[[str], ast.expr | None]
+
+@dataclass(frozen=True)
+class Names:
+    """What one module's names are in its skip conditions: a bare name as the expression it
+    stands for (called with the name; None when that cannot be shown), and whether a standard
+    module's name is that module there (`standard`)."""
+
+    resolve: Callable[[str], ast.expr | None]
+    # Given a dotted subject (`sys.platform`, `platform.machine()`, `pytest.mark.skipif`):
+    # whether it reads the standard module, and what it reads of it is not patched.
+    standard: Callable[[str], bool]
+
+    def __call__(self, name: str) -> ast.expr | None:
+        return self.resolve(name)
+
+
+# The modules whose values skip conditions read, and those whose markers skip.
+_STANDARD_MODULES = frozenset({"sys", "os", "platform", "sysconfig", "pytest", "unittest"})
 
 _ONE_NAME = re.compile(r"^[A-Za-z_]\w*$")
+# A call that patches what it is given (`monkeypatch.setattr`, `mock.patch`, `patch.object`).
+_PATCHERS = r"\b(?:setattr|delattr|patch(?:\.object|\.dict|\.multiple)?)"
 # A line that may rebind a module's attribute other than by `m.WIN = ...`: the builtin
 # `setattr(m, "WIN", 1)`, a namespace written through, or a patcher's `.setattr` at a module's
 # top level (indented, in a fixture or a test, it runs after collection has evaluated every
@@ -52,7 +81,8 @@ _INDIRECT = re.compile(
 
 
 def flags(trees: TreeView | None, side: Side, path: str, text: str | None) -> Names:
-    """What the bare names of the module at `path` (its text `text`, on `side`) stand for."""
+    """What the bare names of the module at `path` (its text `text`, on `side`) stand for,
+    and which standard modules are the standard ones there."""
     module = python_module(text) if trees is not None and path.endswith(".py") else None
 
     @cache
@@ -61,7 +91,52 @@ def flags(trees: TreeView | None, side: Side, path: str, text: str | None) -> Na
             return None
         return _resolve(trees, side, path, module, name)
 
-    return resolve
+    @cache
+    def standard(subject: str) -> bool:
+        name, _, rest = subject.partition(".")
+        if module is None or text is None or name not in _STANDARD_MODULES:
+            return True  # not read (a bare diff, another language): as written
+        attribute = re.match(r"\w*", rest)
+        read = attribute.group() if attribute else ""
+        return _plain_imports_only(module, name) and not _patched(text, name, read)
+
+    return Names(resolve, standard)
+
+
+def _plain_imports_only(module: ast.Module, name: str) -> bool:
+    """Whether every binding of `name` in the module is a plain `import name` (or `import
+    name.sub`): no `import x as name`, `from x import name`, assignment, parameter or star
+    import that could make it another object."""
+    plain = 0
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return False
+        if isinstance(node, ast.Import):
+            plain += sum(a.asname is None and a.name.split(".")[0] == name for a in node.names)
+    return binding_count(module, name) == plain
+
+
+def _patched(text: str, name: str, attribute: str) -> bool:
+    """Whether a line of the module may rebind the `attribute` of the standard module `name`
+    a condition reads, or the name itself out of sight: the attribute assigned
+    (`sys.platform = "win32"`), a patcher given it (`monkeypatch.setattr(sys, "platform",
+    ...)`, `patch("sys.platform")`, or a name that is not a literal; in a test too, since a
+    skip in a body runs after it), or a namespace written through (`_INDIRECT`). Another
+    attribute patched (`sys.argv`) changes nothing the condition reads."""
+    word, read = re.escape(name), re.escape(attribute)
+    assigned = re.compile(
+        rf"(?<![\w.]){word}\s*\.\s*{read}\b\s*(?::[^=]*)?(?:<<|>>|\*\*|//|[-+*/%&|^@])?=(?!=)"
+    )
+    patcher = re.compile(
+        rf"""{_PATCHERS}\s*\(\s*(?:{word}\s*,\s*(?:["']{read}["']|[^"'\s])|["']{word}\.{read}\b)"""
+    )
+    mentioned = re.compile(rf"(?<![\w.]){word}\b")
+    return any(
+        assigned.search(line)
+        or patcher.search(line)
+        or (mentioned.search(line) and _INDIRECT.search(line))
+        for line in text.splitlines()
+    )
 
 
 def _resolve(

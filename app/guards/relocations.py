@@ -166,7 +166,8 @@ class _Pool:
 
     def take(self, home: int, old: Definition, *, by_body: bool) -> tuple[int, Definition] | None:
         """The first free added test with `old`'s name (or body), in `old`'s own file if
-        there is one, else in a file the runner collects."""
+        there is one, else in a file the runner collects. A definition that stands for no
+        test (a Go benchmark, which `go test` does not run) carries on none that did."""
         if by_body:
             queues = self._by_body.get(old.body) if old.body else None
         else:
@@ -174,12 +175,14 @@ class _Pool:
         if not queues:
             return None
         for index in [home, *(i for i in queues if i != home and i in self._collected)]:
-            queue = queues.get(index)
-            while queue:
-                definition = queue.popleft()
-                if (index, definition.line.number) not in self._taken:
-                    self._taken.add((index, definition.line.number))
-                    return index, definition
+            queue = queues.get(index, deque())
+            for definition in list(queue):
+                key = (index, definition.line.number)
+                if key in self._taken or (old.cases > 0 and definition.cases == 0):
+                    continue
+                queue.remove(definition)
+                self._taken.add(key)
+                return index, definition
         return None
 
     def left(self) -> dict[int, list[Definition]]:

@@ -19,9 +19,11 @@ tuple of integers, against the oldest Python the project supports when that is k
 where the suite runs, the newest it declares (a slice of it only from the start, keeping major
 and minor); a project's own platform or version flag (`WIN`, `PY_3_10_PLUS`,
 `app.guards.flags`) as what it stands for; all combined with `and`/`or`/`not` and
-`bool(...)`. Any other condition (an installed package, an environment variable, a flag that
-cannot be read) may hold wherever the suite runs, so it is not "elsewhere only". The text is
-parsed with `ast`, never evaluated.
+`bool(...)`; each only where the test module's `sys`, `platform`, `os`, `sysconfig`, `pytest`
+and `unittest` are the real modules, unpatched (`app.guards.flags`). pytest's `skipif` and
+`xfail` skip when any of their positional conditions holds. Any other condition (an installed
+package, an environment variable, a flag that cannot be read) may hold wherever the suite
+runs, so it is not "elsewhere only". The text is parsed with `ast`, never evaluated.
 """
 
 from __future__ import annotations
@@ -208,9 +210,9 @@ def _call_skips(call: ast.expr, assumptions: _Assumptions, *, xfail: bool) -> bo
     if not isinstance(call, ast.Call):
         return None
     name = dotted_name(call.func) or ""
-    condition = _condition(call)
-    if condition is None:
-        return None
+    condition = _condition(call, name)
+    if condition is None or not _standard(name, assumptions):
+        return None  # a `pytest` of the module's own may skip whatever the condition says
     truth = _truth(condition, assumptions)
     if name.endswith(("skipif", "skipIf")) or (xfail and name.endswith("xfail")):
         return truth
@@ -339,16 +341,27 @@ def _from_c_like(text: str) -> str:
     return re.sub(r"!(?!=)", " not ", text)
 
 
-def _condition(call: ast.Call) -> ast.expr | None:
+def _condition(call: ast.Call, name: str) -> ast.expr | None:
+    """The condition a marker skips on. pytest's `skipif` and `xfail` take any number of
+    positional conditions and skip when one holds (`skipif(a, b)` is `a or b`), or one
+    `condition=`; unittest's `skipIf`/`skipUnless` take one, then the reason."""
     for keyword in call.keywords:
         if keyword.arg == "condition":
             return keyword.value
-    if not call.args:
+    pytest = name.endswith(("skipif", "xfail"))
+    conditions = [_written(argument) for argument in (call.args if pytest else call.args[:1])]
+    if not conditions or None in conditions:
         return None
-    first = call.args[0]
-    if isinstance(first, ast.Constant) and isinstance(first.value, str):
-        return _parse(first.value)  # pytest's string conditions: skipif("sys.platform == 'x'")
-    return first
+    values = [condition for condition in conditions if condition is not None]
+    return values[0] if len(values) == 1 else ast.BoolOp(op=ast.Or(), values=values)
+
+
+def _written(argument: ast.expr) -> ast.expr | None:
+    """A condition as written, or parsed from pytest's string form (`skipif("sys.platform ==
+    'x'")`); None when a string does not parse."""
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return _parse(argument.value)
+    return argument
 
 
 def dotted_name(node: ast.expr) -> str | None:
@@ -379,7 +392,7 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
         versions = _version_comparison(node, assumptions)
         if versions is not None or not assumptions.linux:
             return versions
-        return _comparison(node.left, node.ops[0], node.comparators[0])
+        return _comparison(node.left, node.ops[0], node.comparators[0], assumptions)
     arguments = _call_arguments(node, "bool")
     if arguments is not None and len(arguments) == 1:
         return _truth(arguments[0], assumptions)
@@ -390,8 +403,8 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
         return None if meaning is None else _truth(meaning, replace(assumptions, names=None))
     if not assumptions.linux:
         return None
-    build = _build_truth(node)
-    return build if build is not None else _startswith_truth(node)
+    build = _build_truth(node, assumptions)
+    return build if build is not None else _startswith_truth(node, assumptions)
 
 
 def _call_arguments(node: ast.expr, name: str) -> list[ast.expr] | None:
@@ -401,14 +414,14 @@ def _call_arguments(node: ast.expr, name: str) -> list[ast.expr] | None:
     return None
 
 
-def _build_truth(node: ast.expr) -> bool | None:
+def _build_truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
     """The interpreter build: the standard CPython has the GIL (a free-threaded build does
     not)."""
     config = _call_arguments(node, "sysconfig.get_config_var")
     if config is not None and len(config) == 1 and _strings(config[0]) == ["Py_GIL_DISABLED"]:
-        return False
+        return False if _standard("sysconfig.get_config_var", assumptions) else None
     if _call_arguments(node, "sys._is_gil_enabled") == [] or _gil_getter(node):
-        return True
+        return True if _standard("sys._is_gil_enabled", assumptions) else None
     return None
 
 
@@ -435,13 +448,22 @@ def _gil_getter(node: ast.expr) -> bool:
     )
 
 
-def _startswith_truth(node: ast.expr) -> bool | None:
+def _startswith_truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
     startswith = _startswith(node)
     if startswith is not None:
         subject, prefixes = dotted_name(startswith[0]), _strings(startswith[1])
-        if subject in _SUBJECTS and prefixes is not None:
+        if subject in _SUBJECTS and prefixes is not None and _standard(subject, assumptions):
             return _matches(subject, prefixes, prefix=True)
     return None
+
+
+def _standard(subject: str, assumptions: _Assumptions) -> bool:
+    """Whether the module a subject or marker is read from (`sys` of `sys.platform`, `pytest`
+    of `pytest.mark.skipif`) is the standard one where the condition is written: not one of
+    the test module's own making, nor one it patches (`app.guards.flags`). A condition read
+    without its module is taken as written."""
+    names = assumptions.names
+    return names is None or names.standard(subject)
 
 
 def _version_comparison(node: ast.Compare, assumptions: _Assumptions) -> bool | None:
@@ -452,7 +474,7 @@ def _version_comparison(node: ast.Compare, assumptions: _Assumptions) -> bool | 
     left, op, right = node.left, node.ops[0], node.comparators[0]
     if isinstance(left, ast.Subscript):
         left = left.value if _keeps_major_and_minor(left.slice) else left
-    if dotted_name(left) != _VERSION_SUBJECT:
+    if dotted_name(left) != _VERSION_SUBJECT or not _standard(_VERSION_SUBJECT, assumptions):
         return None
     bound = _int_tuple(right)
     if bound is None or not isinstance(op, ast.GtE | ast.Gt | ast.Lt | ast.LtE):
@@ -518,13 +540,15 @@ def _startswith(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     return None
 
 
-def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> bool | None:
+def _comparison(
+    left: ast.expr, op: ast.cmpop, right: ast.expr, assumptions: _Assumptions
+) -> bool | None:
     subject, values = dotted_name(left), _strings(right)
     if subject not in _SUBJECTS:
         subject, values = dotted_name(right), _strings(left)
         if subject not in _SUBJECTS or not isinstance(op, ast.Eq | ast.NotEq):
             return None
-    if values is None:
+    if values is None or subject is None or not _standard(subject, assumptions):
         return None
     if isinstance(op, ast.Eq | ast.In) and (len(values) == 1 or isinstance(op, ast.In)):
         return _matches(subject, values)

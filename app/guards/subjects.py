@@ -24,7 +24,11 @@ A removed test is set aside (judged as if it had not been removed) when one of t
      entry: what cannot be read is taken to provide it), but for prose, where only a
      definition counts (a changelog saying it was removed is no evidence it stays);
    - was not renamed or moved: most of its deleted body is not added back in the change (to
-     any file), and no deleted line that used it comes back with another name in its place;
+     any file), and no deleted line that used it comes back with another name of the
+     project's in its place (defined in its code, or imported from it under another name);
+     a one-line definition, with no body to compare, lives on when its line comes back
+     renamed, when it only named code the head still defines (`old = parse_config`), or
+     when its line uses project code and none that the change deletes;
    and every other project definition the test exercises is either gone too, the class (or Go
    receiver, or JavaScript object) a gone subject was defined on, or a definition from whose
    body the change deleted a line that used a gone subject (the function the removed feature
@@ -63,6 +67,7 @@ tree git cannot read raises (`GitFailed`), and the rule fails rather than take i
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -81,6 +86,7 @@ from app.guards.code_names import (
     is_prose,
     is_reserved,
     is_source,
+    python_module,
     references,
 )
 from app.guards.pairs import (
@@ -111,6 +117,13 @@ _CLASS = re.compile(
 _GO_RECEIVER = re.compile(r"^func\s*\(\s*\w*\s*\*?\s*(?P<n>\w+)")
 _JS_OWNER = re.compile(r"^\s*(?P<n>[\w$]+)(?:\.prototype)?\.[\w$]+\s*=")
 _QUALIFIED = re.compile(r"[\w$.]+")
+# A definition whose value is only another name (`legacy_parse = parse_config`, `export const
+# execaLegacy = execa;`, Ruby's `Alias = Other`): it gives that code a second name.
+_ALIAS = re.compile(
+    r"(?<![=!<>])=\s*(?P<v>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*;?\s*(?:(?://|#).*)?$"
+)
+# What a JavaScript `import ... from '...'` statement binds, and from where.
+_JS_IMPORT = re.compile(r"""\bimport\s+(?P<what>[^;'"]*?)\s+from\s+['"](?P<m>[^'"]+)['"]""")
 # Helpers followed from one removed test (a bound on the work, not a policy).
 _MAX_HELPERS = 50
 
@@ -137,10 +150,15 @@ class _Reading:
     # head, provides the name. Rule 5: a comment runs and defines nothing, and loading the name
     # would fail.
     inert_lines_provide: bool
+    # A deleted one-line definition none of whose project code the change deletes lives on
+    # (`execaCommand = createExeca(mapCommandAsync)` renamed and reworded: both names stay).
+    # Rule 5: the source file went whole, and a one-liner of it built from code that stays
+    # (`ErrJWTMissing = echo.NewHTTPError(...)`) went with it.
+    kept_lines_live: bool
 
 
-_SUBJECT = _Reading(inert_lines_provide=True)
-_PAIRED = _Reading(inert_lines_provide=False)
+_SUBJECT = _Reading(inert_lines_provide=True, kept_lines_live=True)
+_PAIRED = _Reading(inert_lines_provide=False, kept_lines_live=False)
 
 
 class Exemptions:
@@ -154,6 +172,7 @@ class Exemptions:
         self._gone: dict[tuple[str, _Reading], bool] = {}
         self._head_hits: dict[str, list[Hit]] = {}
         self._pair_names_of: dict[int, frozenset[str]] = {}
+        self._own_imports_of: dict[str, frozenset[str]] = {}
 
     def set_aside(self, unmatched: Mapping[int, Sequence[Definition]]) -> dict[int, set[int]]:
         """Of the removed tests nothing else accounts for, the header lines (per file) of
@@ -354,7 +373,7 @@ class Exemptions:
             self._search([name])  # nothing to do where the caller searched it with others
             hits = self._head_hits.get(name, [])
             still = any(self._provides(hit, name, reading=reading) for hit in hits)
-            self._gone[key] = not still and not self._lives_on(name)
+            self._gone[key] = not still and not self._lives_on(name, reading=reading)
         return self._gone[key]
 
     def _provides(self, hit: Hit, name: str, *, reading: _Reading) -> bool:
@@ -371,7 +390,7 @@ class Exemptions:
             return name in _defines(hit)
         return True
 
-    def _lives_on(self, name: str) -> bool:
+    def _lives_on(self, name: str, *, reading: _Reading) -> bool:
         """Whether a deleted definition of the name lives on under another name or in another
         place: most of its body added back (to any file), or a deleted line of code that used
         it added back with another name of the project's in its place (callers retargeted: a
@@ -380,7 +399,8 @@ class Exemptions:
         project's living on). A definition whose body says nothing (none, or
         too short to tell: `export const execaCommand = createExeca(mapCommandAsync);`) lives
         on when its own line comes back with another name in its place (`_header_renamed`),
-        or one too short to compare does; else it went."""
+        or one too short to compare does, or what its line ran is all still there
+        (`_line_code_stays`, as `reading` reads it); else it went."""
         # Its definitions however short or common the name (rule 5 reads `JWT` too); for the
         # distinctive names of rules 2 and 3 these are `self._removed[name]`.
         for removed in self._deleted.get(name, []):
@@ -388,10 +408,28 @@ class Exemptions:
             if any(_telling(text) for text in body):
                 if mostly_added(body, self._added_lines):
                     return True
-            elif self._header_renamed(removed):
+            elif self._header_renamed(removed) or self._line_code_stays(removed, reading):
                 return True
         others = {other for change in self._files for other in self._replacements(name, change)}
         return any(self._project_name(other.rsplit(".", 1)[-1]) for other in others)
+
+    def _line_code_stays(self, removed: _Removed, reading: _Reading) -> bool:
+        """Whether a deleted one-line definition only ran project code the head still has:
+        it was another name for it (`old_parse = parse_config`), or, where `reading` says so,
+        its line uses project code and none that the change deletes. Its tests ran that code,
+        which lives on."""
+        text = removed.line.text
+        alias = _ALIAS.search(text)
+        target = alias["v"].rsplit(".", 1)[-1] if alias else None
+        if target is not None and target != removed.name and self._project_name(target):
+            return True
+        if not reading.kept_lines_live:
+            return False
+        path = self._files[removed.file].old_path or ""
+        used = references([text], path).exercised - {removed.name}
+        return any(self._project_name(name) for name in used) and not any(
+            name in self._deleted for name in used
+        )
 
     def _replacements(self, name: str, change: FileChange) -> set[str]:
         """The names that took the place of `name` in deleted lines of source code that come
@@ -465,7 +503,7 @@ class Exemptions:
             return name in owners and opening is not None and name in opening["n"].split("::")
 
         went = all(part(removed) for removed in self._removed[name])
-        return went and not self._lives_on(name)
+        return went and not self._lives_on(name, reading=_SUBJECT)
 
     def _owner(self, removed: _Removed, *, through: bool = False) -> list[str]:
         """The class (Go receiver, JavaScript object) a deleted definition was on, and the
@@ -602,7 +640,7 @@ class Exemptions:
         return (
             bool(records)
             and all(owner and self._is_gone(owner[0], reading=_PAIRED) for owner in owners)
-            and not self._lives_on(name)
+            and not self._lives_on(name, reading=_PAIRED)
             and not self._defined_anew(name)
         )
 
@@ -656,13 +694,47 @@ class Exemptions:
         )
 
     def _project_name(self, name: str) -> bool:
-        """Whether the head tree defines `name` in code, or may (a file it cannot read)."""
+        """Whether the head tree defines `name` in code, or may (a file it cannot read), or
+        imports it from the project's own code (`from .impl import real as name`: the code
+        renamed where it is imported is still the project's)."""
         self._search([name])
         return any(
             _may_define(hit.path)
             or (is_code(hit.path) and (name in _defines(hit) or _assigns(hit.text, name)))
+            or (is_source(hit.path) and name in self._own_imports(hit.path))
             for hit in self._head_hits.get(name, [])
         )
+
+    def _own_imports(self, path: str) -> frozenset[str]:
+        """The names a head source file binds by importing them from the project's own code:
+        a relative module (`from .impl import x as y`, `import {x as y} from './impl.js'`), or
+        a Python package whose top-level name is a folder or module of the head tree."""
+        if path not in self._own_imports_of:
+            text = self._trees.text("head", path) if self._trees is not None else None
+            if text is None:
+                found: frozenset[str] = frozenset()
+            elif _is_python(path):
+                found = _python_own_imports(text, self._head_modules)
+            else:
+                found = frozenset(
+                    word
+                    for match in _JS_IMPORT.finditer(text)
+                    if match["m"].startswith((".", "/"))
+                    for word in re.findall(r"[A-Za-z_$][\w$]*", match["what"])
+                )
+            self._own_imports_of[path] = found
+        return self._own_imports_of[path]
+
+    @cached_property
+    def _head_modules(self) -> frozenset[str]:
+        """The top-level names the head tree's folders and Python files give modules."""
+        names: set[str] = set()
+        for path in self._head_files:
+            *folders, file = path.split("/")
+            names.update(folders)
+            if file.endswith((".py", ".pyi")):
+                names.add(file.rsplit(".", 1)[0])
+        return frozenset(names)
 
     def _openings(self, source: int) -> set[str]:
         """The classes and Ruby modules a deleted source file only opened around a definition
@@ -789,6 +861,22 @@ def _reads_as_text(path: str) -> bool:
     """Source code, or prose: a line of either defines a name only by the usual patterns (a
     changelog's "Remove `legacy_parse`" defines nothing; a definition moved there does)."""
     return is_source(path) or is_prose(path)
+
+
+def _python_own_imports(text: str, modules: frozenset[str]) -> frozenset[str]:
+    """The names a Python module binds by importing from a relative module or from one whose
+    top-level name is in `modules` (the project's)."""
+    tree = python_module(text)
+    found: set[str] = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ImportFrom):
+            own = node.level > 0 or (node.module or "").split(".")[0] in modules
+            found.update(a.asname or a.name for a in node.names if own and a.name != "*")
+        elif isinstance(node, ast.Import):
+            found.update(
+                a.asname for a in node.names if a.asname and a.name.split(".")[0] in modules
+            )
+    return frozenset(found)
 
 
 def _assigns(text: str, name: str) -> bool:

@@ -61,7 +61,9 @@ _DEFINITIONS = tuple(
         rf"{_MODIFIERS}\s*"
         rf"\(\s*{_JS_NAME}",
         rf"^\s*(?:x|f)(?:it|test|describe|context|specify)\s*\(\s*{_JS_NAME}",
-        r"^func\s+(?P<n>(?:Test|Benchmark|Fuzz|Example)\w*)\s*\(",
+        # Go's: the prefix alone, or followed by anything but a lowercase letter (`go test`
+        # runs no `Testparse`, which is a plain function).
+        r"^func\s+(?P<n>(?:Test|Benchmark|Fuzz|Example)(?![a-z])\w*)\s*\(",
         r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+(?P<n>test_\w+)\s*\(",
         rf"^\s*(?:it|describe|context|test|specify)\s+{_RUBY_NAME}\s+do\b",
         r"^\s*(?:public\s+|protected\s+|private\s+)?(?:void|fun)\s+(?P<n>test\w*)\s*\(",
@@ -75,6 +77,10 @@ _GO_TEST = re.compile(r"^func\s+Test\w*\s*\(\s*(?P<t>\w+)\s+\*testing\.T\s*\)")
 # A Go benchmark: `go test` runs it only when asked (`-bench`), and it checks no behaviour, so
 # it stands for no test (neither lost when removed nor gained when added).
 _GO_BENCHMARK = re.compile(r"^func\s+Benchmark\w*\s*\(")
+# A Go example, and the comment that makes `go test` run it and check what it prints: one
+# without is compiled, never run, and stands for no test either.
+_GO_EXAMPLE = re.compile(r"^func\s+Example\w*\s*\(")
+_GO_OUTPUT = re.compile(r"^//\s*(?:Unordered output|Output):", re.IGNORECASE)
 # A Go statement that starts a loop: the subtests it runs are as many as its rows.
 _GO_LOOP = re.compile(r"^for\b")
 # A JavaScript test call whose name starts the next line, as Prettier lays out a call too long
@@ -407,9 +413,12 @@ def _go_cases(view: _View, index: int) -> int:
     one per statement directly in the body that is a `t.Run(...)` call (its own subtests,
     nested, not counted apart) or a `for` loop calling `t.Run` (one, since the rows of a
     table are not read, as a `parametrize` list that is not a literal counts one); at least
-    1. A subtest under an `if` or `switch` may not run, and counts nothing. A benchmark, none."""
+    1. A subtest under an `if` or `switch` may not run, and counts nothing. A benchmark, and
+    an example with no output comment (neither runs under a plain `go test`), none."""
     if _GO_BENCHMARK.match(view.lines[index].text):
         return 0
+    if _GO_EXAMPLE.match(view.lines[index].text):
+        return int(_go_example_checked(view, index))
     header = _GO_TEST.match(view.lines[index].text)
     if header is None:
         return 1
@@ -434,6 +443,20 @@ def _go_cases(view: _View, index: int) -> int:
         if opens and not counted:
             subtests, counted = subtests + 1, True
     return max(subtests, 1)
+
+
+def _go_example_checked(view: _View, index: int) -> bool:
+    """Whether the Go example at `view.lines[index]` has an output comment in the part of
+    its body the run shows (`// Output:`): only then does `go test` run it."""
+    position = index + 1
+    while _next_in_run(view.lines, position) and view.budget > 0:
+        view.budget -= 1
+        if _GO_OUTPUT.match(view.stripped[position]):
+            return True
+        if view.lines[position].text.startswith("}"):
+            return False
+        position += 1
+    return False
 
 
 def _parametrized_cases(text: str) -> int:

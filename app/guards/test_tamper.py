@@ -987,7 +987,8 @@ def _skip_kinds(lines: Sequence[Line], sides: _Sides, side: Side) -> Iterable[st
     installs for its tests is missing)."""
     for index, line in enumerate(lines):
         kind = _skip_kind(line.text, sides.change.path)
-        if kind is None or _elsewhere_only(kind, lines, index, sides):
+        # The module says whether the `sys` a condition reads is the standard one.
+        if kind is None or _elsewhere_only(kind, lines, index, sides, sides.names(side)):
             yield None
             continue
         whole = sides.whole(side) if kind in ("module", "decorator", "body") else None

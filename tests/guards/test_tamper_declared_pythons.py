@@ -360,3 +360,99 @@ def test_a_marker_name_for_a_newer_python_is_read_against_the_classifiers(
 def test_a_skip_off_x86_64_still_runs(repo: GitRepo, condition: str, reported: bool):
     found = tamper(repo, files(None), skip(condition))
     assert found == (ADDED if reported else [])
+
+
+# -- a `sys` or `platform` of the module's own, and more conditions than the first --------------
+
+FAKE_SYS = "version_info = (3, 99)\nplatform = 'win32'\n"
+
+
+def written(tests: str, decorator: str) -> Callable[[GitRepo], None]:
+    return lambda r: r.write("tests/test_loop.py", tests.replace("def test_loop", decorator, 1))
+
+
+@pytest.mark.parametrize(
+    ("bound", "condition"),
+    [
+        # The test module's own `sys`, a module of the project that says it is 3.99.
+        ("from tests import fakesys as sys", "sys.version_info >= (3, 14)"),
+        ("from tests import fakesys as sys", "'sys.version_info >= (3, 14)'"),  # pytest's string
+        ("from tests import fakesys as sys", "sys.platform == 'win32'"),
+        ("sys = type('S', (), {'version_info': (3, 99)})", "sys.version_info >= (3, 14)"),
+        (
+            "platform = type('P', (), {'machine': staticmethod(lambda: 'arm64')})",
+            "platform.machine() == 'arm64'",
+        ),
+        # The standard module patched before the decorators are read.
+        ("platform.machine = lambda: 'arm64'", "platform.machine() == 'arm64'"),
+        ("setattr(sys, 'version_info', (3, 99))", "sys.version_info >= (3, 14)"),
+        (
+            "globals()['sys'] = type('S', (), {'version_info': (3, 99)})",
+            "sys.version_info >= (3, 14)",
+        ),
+        # A `pytest` of the module's own, whose `mark.skipif` may skip whatever it is given.
+        ("from tests import fakesys as pytest", "sys.platform == 'win32'"),
+    ],
+)
+def test_a_condition_on_a_sys_of_the_modules_own_is_tampering(
+    repo: GitRepo, bound: str, condition: str
+):
+    """The condition says what the module's own `sys` or `platform` makes it say: it may hold
+    on every Python and machine; and a `pytest` of its own may skip whatever it says."""
+    tests = TESTS.replace("import pytest\n", f"import pytest\n\n{bound}\n")
+    base = {**files(), "tests/fakesys.py": FAKE_SYS, "tests/test_loop.py": tests}
+    marker = f'@pytest.mark.skipif({condition}, reason="later")\ndef test_loop'
+    found = [f.split(" ", 1)[1] for f in tamper(repo, base, written(tests, marker))]
+    assert found == ["skip marker added to a test"]
+
+
+def test_a_body_skip_on_a_patched_version_is_tampering(repo: GitRepo):
+    """The test patches `sys.version_info` before the condition reads it."""
+    body = (
+        "def test_loop(monkeypatch):\n    monkeypatch.setattr(sys, 'version_info', (3, 99))\n"
+        "    if sys.version_info >= (3, 14):\n        pytest.skip('later')\n"
+    )
+    found = tamper(
+        repo,
+        files(),
+        lambda r: r.write("tests/test_loop.py", TESTS.replace("def test_loop():\n", body)),
+    )
+    assert [f.split(" ", 1)[1] for f in found] == ["skip marker added inside a test"]
+
+
+def test_a_condition_on_the_standard_sys_beside_a_patch_of_something_else_still_runs(
+    repo: GitRepo,
+):
+    """A patch of `os.path` or of `sys.argv` says nothing of `sys.version_info`: the skip on
+    an undeclared Python passes."""
+    tests = TESTS.replace(
+        "    assert run() == 1\n",
+        "    assert run() == 1\n\n\ndef test_other(monkeypatch):\n"
+        "    monkeypatch.setattr(os.path, 'exists', lambda path: True)\n"
+        "    monkeypatch.setattr(sys, 'argv', ['prog'])\n    assert run()\n",
+    )
+    base = {**files(), "tests/test_loop.py": tests}
+    marker = '@pytest.mark.skipif(sys.version_info >= (3, 14), reason="later")\ndef test_loop'
+    assert tamper(repo, base, written(tests, marker)) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "conditions"),
+    [
+        ("skipif", "sys.platform == 'win32', True"),
+        ("skipif", "sys.version_info >= (3, 14), sys.version_info >= (3, 8)"),
+        ("skipif", "platform.machine() == 'arm64', 'True'"),
+        ("xfail", "sys.version_info >= (3, 14), True"),
+    ],
+)
+def test_a_skip_given_a_second_condition_that_holds_is_tampering(
+    repo: GitRepo, kind: str, conditions: str
+):
+    """pytest's `skipif` and `xfail` skip when any of their positional conditions holds, not
+    only the first."""
+    assert tamper(repo, files(), skip(conditions, kind)) == ADDED
+
+
+def test_a_skip_whose_every_condition_holds_elsewhere_only_still_runs(repo: GitRepo):
+    conditions = "sys.platform == 'win32', sys.version_info >= (3, 14)"
+    assert tamper(repo, files(), skip(conditions)) == []

@@ -173,3 +173,43 @@ def test_a_test_replaced_by_a_benchmark_is_still_removed(repo: GitRepo):
 def test_a_file_of_benchmarks_deleted_is_no_test_file_deleted(repo: GitRepo):
     files = {PATH: THREE, "bench_test.go": HEAD + benchmark("BenchmarkBind")}
     assert tamper(repo, files, lambda r: r.remove("bench_test.go")) == []
+
+
+# A test whose body does not name it, so that it can be carried on under another name.
+CHECKS = (
+    '\tif Bind(2) != 2 {\n\t\tt.Error("two")\n\t}\n'
+    '\tif Bind(3) != 3 {\n\t\tt.Error("three")\n\t}\n}\n'
+)
+KEPT = HEAD + plain("TestBindTwoFiles")
+WITH_CHECKS = KEPT + "\nfunc TestBindChecks(t *testing.T) {\n" + CHECKS
+
+
+def test_a_test_moved_to_another_file_as_a_benchmark_is_removed(repo: GitRepo):
+    """The same body under `BenchmarkBindChecks(t *testing.B)`: `go test` never runs it, so
+    it carries on no test."""
+    benchmark = HEAD + "\nfunc BenchmarkBindChecks(t *testing.B) {\n" + CHECKS
+
+    def change(r: GitRepo) -> None:
+        r.write(PATH, KEPT)
+        r.write("bench_test.go", benchmark)
+
+    assert tamper(repo, {PATH: WITH_CHECKS}, change) == [
+        "bind_test.go:9 test 'TestBindChecks' removed"
+    ]
+
+
+def test_a_test_renamed_to_a_name_go_does_not_run_is_removed(repo: GitRepo):
+    """`Testbind...` (a lowercase letter after `Test`) is a plain function to `go test`."""
+    after = KEPT + "\nfunc TestbindChecks(t *testing.T) {\n" + CHECKS
+    assert removed(repo, WITH_CHECKS, after) == ["test 'TestBindChecks' removed"]
+
+
+def test_a_test_replaced_by_an_example_that_checks_no_output_is_removed(repo: GitRepo):
+    """An example without an `// Output:` comment is compiled and never run."""
+    after = KEPT + "\nfunc ExampleBind() {\n\tBind(1)\n}\n"
+    assert removed(repo, WITH_CHECKS, after) == ["test 'TestBindChecks' removed"]
+
+
+def test_a_test_replaced_by_an_example_that_checks_its_output_passes(repo: GitRepo):
+    after = KEPT + "\nfunc ExampleBind() {\n\tfmt.Println(Bind(1))\n\t// Output: 1\n}\n"
+    assert removed(repo, WITH_CHECKS, after) == []

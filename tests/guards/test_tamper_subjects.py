@@ -762,3 +762,132 @@ def test_own_code_retargeted_to_another_function_of_the_project_is_tampering(rep
     )
     found = tamper(repo, STRIP, retarget_strip_color("removeStyles", own))
     assert found == ["tests/help.stripAnsi.test.js:None test file deleted"]
+
+
+# -- a one-line definition that only named code that stays, and a rename at an import ----------
+
+ALIASED = LEGACY + "\n\nold_parse_dates = parse_dates\n"
+ALIAS_TESTS = """\
+from pkg.dates import old_parse_dates
+
+
+def test_old_parse_dates():
+    assert old_parse_dates("2024-01-02") == [(2024, 1, 2)]
+
+
+def test_other():
+    assert 1 + 1 == 2
+"""
+
+
+def test_an_alias_removed_with_its_tests_while_the_code_it_named_stays_is_tampering(
+    repo: GitRepo,
+):
+    """`old_parse_dates = parse_dates` goes with the only test of `parse_dates`: the test ran
+    `parse_dates`, which stays."""
+    files = {"pkg/__init__.py": "", "pkg/dates.py": ALIASED, "tests/test_dates.py": ALIAS_TESTS}
+
+    def change(r: GitRepo) -> None:
+        r.write("pkg/dates.py", LEGACY)
+        r.write("tests/test_dates.py", "\n\ndef test_other():\n    assert 1 + 1 == 2\n")
+
+    assert tamper(repo, files, change) == [
+        "tests/test_dates.py:1 test 'test_old_parse_dates' removed"
+    ]
+
+
+def test_a_javascript_alias_removed_while_its_code_stays_is_tampering(repo: GitRepo):
+    index = EXECA_INDEX + "export const execaLegacy = execa;\n"
+    tests = EXECA_TESTS.replace("execaCommand", "execaLegacy").replace(
+        "'echo.js foo'", "'echo.js', ['foo']"
+    )
+    files = {**EXECA, "index.js": index, "test/command.js": tests}
+
+    def change(r: GitRepo) -> None:
+        r.write("index.js", EXECA_INDEX)
+        r.write("test/command.js", tests.split("\n\ntest('execaLegacy()'")[0] + "\n")
+
+    assert tamper(repo, files, change) == ["test/command.js:7 test 'execaLegacy()' removed"]
+
+
+def test_a_one_line_definition_renamed_and_reworded_is_tampering(repo: GitRepo):
+    """`execaCommand` comes back as `runCommand` with another argument: no line comes back
+    with only the name changed, but everything the line ran stays."""
+    renamed = EXECA_INDEX.replace(
+        "export const execaCommand = createExeca(mapCommandAsync);",
+        "export const runCommand = createExeca(mapCommandAsync, {});",
+    )
+
+    def change(r: GitRepo) -> None:
+        r.write("index.js", renamed)
+        r.write("test/command.js", EXECA_TESTS.split("\n\ntest('execaCommand()'")[0] + "\n")
+
+    assert tamper(repo, EXECA, change) == [EXECA_TEST_GONE]
+
+
+FORMAT = '''\
+def fancy_format(value):
+    """Formats a value for display."""
+    cleaned = str(value).strip()
+    return cleaned.upper() + "!"
+
+
+def show(value):
+    printed = fancy_format(value)
+    return printed
+'''
+FORMAT_IMPL = '''\
+def real_format(value):
+    """Formats."""
+    text = str(value).strip()
+    return text.upper() + "!"
+'''
+FORMAT_TESTS = """\
+from pkg.fmt import fancy_format, show
+
+
+def test_show():
+    assert show(1) == "1!"
+
+
+def test_fancy_format():
+    assert fancy_format(" a ") == "A!"
+"""
+
+
+@pytest.mark.parametrize("module", ["pkg.impl", ".impl"])
+def test_code_renamed_where_it_is_imported_is_still_the_projects(repo: GitRepo, module: str):
+    """`fancy_format` rewritten as `pkg/impl.py`'s `real_format`, which its caller imports as
+    `nice_fmt`: the name in its place is the project's own code, imported under another name,
+    not a library's."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/fmt.py": FORMAT,
+        "pkg/impl.py": FORMAT_IMPL,
+        "tests/test_fmt.py": FORMAT_TESTS,
+    }
+
+    def change(r: GitRepo) -> None:
+        r.write(
+            "pkg/fmt.py",
+            f"from {module} import real_format as nice_fmt\n\n\n"
+            "def show(value):\n    printed = nice_fmt(value)\n    return printed\n",
+        )
+        kept = FORMAT_TESTS.split("\n\n\ndef test_fancy_format")[0]
+        r.write("tests/test_fmt.py", kept.replace("fancy_format, ", "") + "\n")
+
+    assert tamper(repo, files, change) == ["tests/test_fmt.py:5 test 'test_fancy_format' removed"]
+
+
+def test_a_library_function_imported_under_another_name_is_no_rename(repo: GitRepo):
+    """commander's `stripColor` replaced by node's function imported as `strip`: still a
+    library's, so the project's code went with its tests."""
+
+    def change(r: GitRepo) -> None:
+        head = HELP.split("\nexport function stripColor")[0]
+        head = head.replace("return stripColor(str)", "return strip(str)")
+        imported = "import { stripVTControlCharacters as strip } from 'node:util';\n"
+        r.write("lib/help.js", f"{imported}\n{head}")
+        r.remove("tests/help.stripAnsi.test.js")
+
+    assert tamper(repo, STRIP, change) == []
