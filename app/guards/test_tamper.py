@@ -151,6 +151,8 @@ _PYTEST_CONFIG = re.compile(
 _DECORATOR_MARKERS = re.compile(
     r"@pytest\.mark\.(skip|skipif|xfail)\b|@(unittest\.)?(skip|skipIf|skipUnless)\b"
     r"|@(unittest\.)?expectedFailure\b|#\[ignore\b|@Disabled\b|@Ignore\b"
+    # No cases: pytest skips the test (or xfails it: `empty_parameter_set_mark`).
+    r"|@pytest\.mark\.parametrize\(\s*[^,()]+,\s*(?:\[\s*\]|\(\s*\))"
 )
 # Focus markers skip every other test in the run: always reported.
 _FOCUS_MARKERS = re.compile(

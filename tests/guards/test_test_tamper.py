@@ -180,3 +180,25 @@ def test_commenting_out_or_renaming_a_test_away_is_removal(repo: GitRepo):
         repo, {"tests/test_parse.py": PY_TESTS}, lambda r: r.write("tests/test_parse.py", disabled)
     )
     assert [m for _, _, m in found] == ["test 'test_parses' removed"]
+
+
+@pytest.mark.parametrize("cases", ["[]", "()", "[ ]"])
+def test_a_parametrize_with_no_cases_is_a_skip(repo: GitRepo, cases: str):
+    """pytest skips a test parametrized over nothing (or xfails it, by
+    `empty_parameter_set_mark`): it no longer runs."""
+    base = "import pytest\n\n\ndef test_red():\n    assert compute() == 2\n"
+    head = base.replace(
+        "\ndef test_red():", f'\n@pytest.mark.parametrize("unused", {cases})\ndef test_red(unused):'
+    )
+    found = tampered(repo, {"tests/test_x.py": base}, lambda r: r.write("tests/test_x.py", head))
+    assert found == [("tests/test_x.py", 4, "skip marker added to a test")]
+
+
+def test_a_parametrize_with_cases_is_no_skip(repo: GitRepo):
+    base = "import pytest\n\n\ndef test_red():\n    assert compute() == 2\n"
+    head = base.replace(
+        "\ndef test_red():", '\n@pytest.mark.parametrize("n", [1, 2])\ndef test_red(n):'
+    )
+    assert (
+        tampered(repo, {"tests/test_x.py": base}, lambda r: r.write("tests/test_x.py", head)) == []
+    )
