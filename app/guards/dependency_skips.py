@@ -3,7 +3,8 @@
 Four shapes, each firing only when importing a package fails:
 
 - `pytest.importorskip("mock")` (or `mock = pytest.importorskip("mock")`), one literal
-  module name and at most a `reason`: a `minversion` skips on an installed package too;
+  module name and at most a `reason`, by the real `pytest` (`flags.Names.standard`): a
+  `minversion` skips on an installed package too;
 - a statement directly in an `except ImportError:` (or `ModuleNotFoundError`) block
   (yarl's `pytestmark = pytest.mark.skip(...)`, a `pytest.skip(...)` in a test), the `try`
   holding nothing but imports and names bound to constants;
@@ -12,7 +13,8 @@ Four shapes, each firing only when importing a package fails:
   before that import or in an `except ImportError:` of the same `try` (loguru's
   `mypy_api is None`). `name is None` is then true exactly when the import failed; so is
   `not name` for a plain `import` (a module is never false). The rest of the condition is
-  read as `app.guards.skip_conditions` reads any (`or` with an environment variable may hold);
+  read as `app.guards.skip_conditions` reads any (`or` with an environment variable may hold;
+  a `skipif`'s positional conditions are one `or`);
 - a statement directly in a branch of an `if` whose condition, read the same way, never
   takes that branch (uvicorn's `if not HAVE_TRUSTME: pytest.skip(...)` in a fixture).
 
@@ -37,7 +39,9 @@ change's own doing, and skip the test whatever it tests. A package's top-level m
 wherever the package is installed; a submodule or a name taken from it (`mypy.api`, `from
 pytest_codspeed import BenchmarkFixture`) may not (`from pytest import no_such_name` always
 fails), so it must be one the base's version of the file imported at its top level, outside
-any `try`: the module, and every test in it, ran only where that import succeeded. loguru's
+any `try`: the module, and every test in it, ran only where that import succeeded. A module
+so imported may be imported again either way; a name taken `from a` only by `from a import
+n` (`import a.n` and `importorskip("a.n")` need a module `a.n`, which may not exist). loguru's
 and yarl's changes guard an import their base made unguarded.
 """
 
@@ -53,8 +57,11 @@ from app.guards.test_dependencies import Installed
 
 # What a condition that reads no import guard is on Linux (`skip_conditions.truth_on_linux`).
 Truth = Callable[[ast.expr], bool | None]
-# Whether a dotted module or name (`mock`, `mypy.api`) imports where the tests run.
-Importable = Callable[[str], bool]
+# Whether a module (`mock`, `mypy.api`), or a name taken from it (`from mypy import api`: the
+# module `mypy`, the name `api`), imports where the tests run.
+Importable = Callable[[str, str | None], bool]
+# Whether a standard module's name (`pytest.importorskip`) is that module (`flags.Names.standard`).
+Standard = Callable[[str], bool]
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 # What a handler of a version's `try` may catch (`PackageNotFoundError` is a ModuleNotFoundError).
@@ -69,48 +76,61 @@ def fires_only_when_missing(
     installed: Installed,
     truth: Truth,
     before: ast.Module | None,
+    standard: Standard,
 ) -> bool:
     """Whether the skip on line `number` of `module` fires only when a package the project
     installs for its tests cannot be imported; `before` is the file at the base, whose
     unguarded imports show which of the package's submodules and names import."""
-    shown = _imported(before)
+    modules, names = _imported(before)
 
-    def importable(path: str) -> bool:
-        return installed(path) and ("." not in path or path in shown)
+    def importable(module: str, name: str | None) -> bool:
+        path = module if name is None else f"{module}.{name}"
+        if not installed(path) or ("." in module and module not in modules):
+            return False
+        # A name taken `from a` may be no module `a.n`: only `from a import n` takes it again.
+        return name is None or path in modules or path in names
 
     return (
-        _imports_or_skips(module, number, importable)
+        _imports_or_skips(module, number, importable, standard)
         or _in_import_handler(module, number, importable)
-        or _guarded_marker(module, number, importable, truth)
+        or _guarded_marker(module, number, importable, truth, standard)
         or _guarded_branch(module, number, importable, truth)
     )
 
 
-def _imported(before: ast.Module | None) -> frozenset[str]:
-    """What the top level of the base's file imports outside any `try` (`a.b` and `a` for
-    `import a.b`, `a.n` and `a` for `from a import n`): had an import failed, the module and
-    every test in it would have failed with it."""
-    paths: set[str] = set()
+def _imported(before: ast.Module | None) -> tuple[frozenset[str], frozenset[str]]:
+    """What the top level of the base's file imports outside any `try`: the modules (`a.b`
+    and `a` for `import a.b`, `a` for `from a import n`) and the names taken from them (`a.n`).
+    Had an import failed, the module and every test in it would have failed with it."""
+    modules: set[str] = set()
+    names: set[str] = set()
     for statement in before.body if before is not None else ():
-        for path in _paths(statement) or ():
-            parts = path.split(".")
-            paths.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
-    return frozenset(paths)
+        for module, name in _paths(statement) or ():
+            parts = module.split(".")
+            modules.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+            if name is not None:
+                names.add(f"{module}.{name}")
+    return frozenset(modules), frozenset(names)
 
 
-def _paths(statement: ast.stmt) -> list[str] | None:
-    """What an import statement imports, each name as a dotted path (`from a import n` is
-    `a.n`); None for a relative or star import, or another statement."""
+def _paths(statement: ast.stmt) -> list[tuple[str, str | None]] | None:
+    """What an import statement imports: each module, with the name taken from it (`from a
+    import n` is `a`, `n`; `import a.b` is `a.b`, None); None for a relative or star import,
+    or another statement."""
     if isinstance(statement, ast.Import):
-        return [alias.name for alias in statement.names]
+        return [(alias.name, None) for alias in statement.names]
     if not isinstance(statement, ast.ImportFrom) or statement.level or not statement.module:
         return None
     if any(alias.name == "*" for alias in statement.names):
         return None
-    return [f"{statement.module}.{alias.name}" for alias in statement.names]
+    return [(statement.module, alias.name) for alias in statement.names]
 
 
-def _imports_or_skips(module: ast.Module, number: int, importable: Importable) -> bool:
+def _imports_or_skips(
+    module: ast.Module, number: int, importable: Importable, standard: Standard
+) -> bool:
+    """`pytest.importorskip("mock")` of a module (not a name taken from one) by the real
+    `pytest`."""
     statements = _statements_at(module, number)
     if len(statements) != 1:
         return False
@@ -122,10 +142,16 @@ def _imports_or_skips(module: ast.Module, number: int, importable: Importable) -
     call = statement.value
     if not isinstance(call, ast.Call) or dotted_name(call.func) != _IMPORTORSKIP:
         return False
+    if not standard(_IMPORTORSKIP):
+        return False
     if len(call.args) != 1 or any(keyword.arg != "reason" for keyword in call.keywords):
         return False
     name = call.args[0]
-    return isinstance(name, ast.Constant) and isinstance(name.value, str) and importable(name.value)
+    return (
+        isinstance(name, ast.Constant)
+        and isinstance(name.value, str)
+        and importable(name.value, None)
+    )
 
 
 def _in_import_handler(module: ast.Module, number: int, importable: Importable) -> bool:
@@ -138,11 +164,15 @@ def _in_import_handler(module: ast.Module, number: int, importable: Importable) 
     return False
 
 
-def _guarded_marker(module: ast.Module, number: int, importable: Importable, truth: Truth) -> bool:
+def _guarded_marker(
+    module: ast.Module, number: int, importable: Importable, truth: Truth, standard: Standard
+) -> bool:
     for call in _markers_at(module, number):
         name = dotted_name(call.func) or ""
-        condition = _condition(call)
-        if condition is None or not name.endswith(("skipif", "skipIf", "skipUnless", "xfail")):
+        if not name.endswith(("skipif", "skipIf", "skipUnless", "xfail")) or not standard(name):
+            continue
+        condition = _condition(call, name)
+        if condition is None:
             continue
         value = _guarded_value(condition, module, importable, truth)
         if value is not None:
@@ -196,14 +226,20 @@ def _markers_at(module: ast.Module, number: int) -> Iterator[ast.Call]:
                 yield node.value
 
 
-def _condition(call: ast.Call) -> ast.expr | None:
-    """The condition a marker is given, when it is an expression (not pytest's string form)."""
+def _condition(call: ast.Call, name: str) -> ast.expr | None:
+    """The condition a marker is given, when it is written as expressions (not pytest's string
+    form): pytest's `skipif` and `xfail` skip when any positional condition holds (`skipif(a,
+    b)` is `a or b`), unittest's `skipIf`/`skipUnless` read the first."""
     for keyword in call.keywords:
         if keyword.arg == "condition":
             return keyword.value
-    if not call.args or isinstance(call.args[0], ast.Constant):
+    conditions = call.args if name.endswith(("skipif", "xfail")) else call.args[:1]
+    written = [
+        c for c in conditions if not (isinstance(c, ast.Constant) and isinstance(c.value, str))
+    ]
+    if not conditions or len(written) < len(conditions):
         return None
-    return call.args[0]
+    return conditions[0] if len(conditions) == 1 else ast.BoolOp(op=ast.Or(), values=conditions)
 
 
 def _truth(node: ast.expr, guards: dict[str, bool], truth: Truth, read: list[str]) -> bool | None:
@@ -305,7 +341,7 @@ def _version_of(statement: ast.Try, module: ast.Module, importable: Importable) 
     if not isinstance(distribution, ast.Constant) or not isinstance(distribution.value, str):
         return {}
     # A distribution is installed as the module of its normalised name would be.
-    installed = importable(re.sub(r"[-_.]+", "_", distribution.value).lower())
+    installed = importable(re.sub(r"[-_.]+", "_", distribution.value).lower(), None)
     caught = all(_caught(handler, module) <= _NOT_FOUND_ERRORS for handler in statement.handlers)
     return (
         {target: True}
@@ -388,7 +424,7 @@ def _imports_only(statement: ast.Try, importable: Importable) -> bool:
         if isinstance(inner, ast.Import | ast.ImportFrom):
             imports += 1
             paths = _paths(inner)
-            if paths is None or not all(importable(path) for path in paths):
+            if paths is None or not all(importable(module, name) for module, name in paths):
                 return False
         elif not _constant_assignment(inner):
             return False

@@ -782,6 +782,7 @@ class _Sides:
             self.installed,
             lambda node: truth_on_linux(node, self.floor, names, self.newest),
             self._module("base"),
+            names.standard,
         )
 
     def _module(self, side: Side) -> ast.Module | None:
