@@ -27,14 +27,12 @@ from __future__ import annotations
 import ast
 import configparser
 import re
-import tomllib
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
 
 from app.guards.changes import FileChange
 from app.guards.code_names import python_module
-from app.guards.dropped_pythons import in_own_projects
+from app.guards.dropped_pythons import in_own_projects, pyproject_tables
 from app.guards.skip_conditions import Floor, Version
 from app.guards.trees import Side, TreeView
 
@@ -89,10 +87,9 @@ def _pyproject(text: str | None) -> list[str]:
     """`[project] classifiers`, when static; nothing from a pyproject.toml without them."""
     if text is None:
         return []
-    try:
-        tables: dict[str, Any] = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as error:
-        raise _Unreadable from error
+    tables = pyproject_tables(text)
+    if tables is None:
+        raise _Unreadable
     backend = tables.get("build-system", {})
     backend = backend.get("build-backend") if isinstance(backend, dict) else None
     if isinstance(backend, str) and backend.startswith(_POETRY_BACKEND):

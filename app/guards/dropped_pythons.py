@@ -169,7 +169,7 @@ def _declared_floor(files: Sequence[FileChange], trees: TreeView) -> Version | N
         setup_py is not None and re.search(r"python[_-]requires", setup_py)
     ):
         return None
-    pyproject = _toml(trees.text("head", "pyproject.toml"))
+    pyproject = pyproject_tables(trees.text("head", "pyproject.toml"))
     if pyproject is None or _other_floors(pyproject):
         return None
     project = pyproject.get("project")
@@ -198,8 +198,9 @@ def _other_floors(pyproject: dict[str, Any]) -> bool:
     )
 
 
-def _toml(text: str | None) -> dict[str, Any] | None:
-    """A pyproject.toml's tables; empty for no file, None for one that does not parse."""
+def pyproject_tables(text: str | None) -> dict[str, Any] | None:
+    """A pyproject.toml's tables; empty for no file, None for one that does not parse (each
+    reader decides what an unreadable file means for it, always the stricter reading)."""
     if text is None:
         return {}
     try:

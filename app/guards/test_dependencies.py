@@ -59,7 +59,6 @@ import ast
 import configparser
 import posixpath
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -67,6 +66,7 @@ from typing import Any
 
 from app.guards.changes import FileChange
 from app.guards.code_names import python_module
+from app.guards.dropped_pythons import pyproject_tables
 from app.guards.flags import flags
 from app.guards.skip_conditions import Floor, Version, dotted_name
 from app.guards.trees import Side, TreeView
@@ -313,7 +313,7 @@ def _repins(touched: frozenset[str], trees: TreeView) -> bool:
             return True
         if file in _LOCK_FILES or re.match(r"^pylock\..*toml$", file):
             return True
-    tools = [_toml(trees.text(side, "pyproject.toml")).get("tool") for side in ("base", "head")]
+    tools = [_tables(trees.text(side, "pyproject.toml")).get("tool") for side in ("base", "head")]
     base, head = (tool if isinstance(tool, dict) else {} for tool in tools)
     return any(base.get(name) != head.get(name) for name in _INSTALLER_TABLES)
 
@@ -329,7 +329,7 @@ def _own_names(trees: TreeView) -> frozenset[str]:
         stem, _, suffix = file.partition(".")
         if suffix.split(".")[-1] in ("py", "pyi", "pyc", "pyd", "so"):
             names.add(stem)
-    project = _toml(trees.text("base", "pyproject.toml")).get("project")
+    project = _tables(trees.text("base", "pyproject.toml")).get("project")
     own = project.get("name") if isinstance(project, dict) else None
     if isinstance(own, str):
         names.update({own, _normalised(own).replace("-", "_")})
@@ -360,7 +360,7 @@ def _requirements(trees: TreeView, side: Side, tox: bool) -> Iterator[str]:
     """The requirement lines `side` lists for its tests, and a `-c <path>` line (from the
     root) for each constraints file they name."""
     extras = _own_extras(trees.text(side, "requirements.txt"))
-    yield from _pyproject_requirements(_toml(trees.text(side, "pyproject.toml")), extras or set())
+    yield from _pyproject_requirements(_tables(trees.text(side, "pyproject.toml")), extras or set())
     listing = trees.listing(side, ".")
     named = [path for path in listing if _test_requirements_file(path)]
     if extras is not None:
@@ -383,13 +383,10 @@ def _own_extras(text: str | None) -> set[str] | None:
     return found
 
 
-def _toml(text: str | None) -> dict[str, Any]:
-    if text is None:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
-        return {}
+def _tables(text: str | None) -> dict[str, Any]:
+    """pyproject.toml's tables; one that does not parse lists nothing, so nothing it would
+    list counts as installed."""
+    return pyproject_tables(text) or {}
 
 
 def _pyproject_requirements(data: dict[str, Any], installed_extras: set[str]) -> Iterator[str]:
