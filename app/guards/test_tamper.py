@@ -112,7 +112,7 @@ from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
 from app.guards.pytest_config import doctest_options, is_config, reaches, sections
-from app.guards.relocations import Relocations, relocate
+from app.guards.relocations import Relocations, SkippedAnyway, relocate
 from app.guards.runner_config import runner_narrowing
 from app.guards.skip_conditions import (
     Floor,
@@ -139,6 +139,7 @@ from app.guards.suite import (
 )
 from app.guards.test_dependencies import Installed, installed_for_tests
 from app.guards.trees import Side, TreeView, trees_of
+from app.guards.vacuous import always_passing
 
 __all__ = ["Tamper", "definition_name", "find_tampering", "is_test_path"]
 
@@ -239,6 +240,11 @@ class Tamper:
     message: str
 
 
+def _either(*readers: SkippedAnyway) -> SkippedAnyway:
+    """The removed tests any of `readers` shows ran nowhere, or could only pass."""
+    return lambda path, defs: set().union(*(read(path, defs) for read in readers))
+
+
 def find_tampering(changes: ChangeSet) -> list[Tamper]:
     # Read a test function under an alias that skips only off Linux as the function itself.
     files, trees = with_linux_aliases(changes.files, trees_of(changes))
@@ -258,7 +264,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         floor=dropped,
         counts=Counts(files, trees),
         unbuilt=unbuilt,
-        skipped=skipped_at_base(trees, dropped),
+        skipped=_either(skipped_at_base(trees, dropped), always_passing(trees)),
     )
     removed_anywhere = {d.name for defs in moves.removed.values() for d in defs}
     travelled = travelled_skips(
@@ -379,16 +385,33 @@ def _outcome_hooks(change: FileChange) -> list[Tamper]:
     (`pytest_runtest_makereport` turning a failure into a pass, `pytest_sessionfinish`
     setting the exit status), defined in any Python file the change adds lines to: a
     conftest.py, or a plugin loaded by `-p`, `pytest_plugins` or an entry point, which may
-    sit anywhere. (A conftest's collection hooks are reported as narrowing.)"""
+    sit anywhere. (A conftest's collection hooks are reported as narrowing.) A hook's `def`
+    line rewritten in place (pytest-xdist typing its `pytest_runtest_logreport(self, report)`)
+    adds no hook: it pays off a removed `def` of the same hook at the same indentation, in the
+    same file. Its body could always change without a finding."""
     path = change.new_path or ""
     if not path.endswith(".py"):
         return []
-    return [
-        Tamper(path, line.number, "pytest hook added that can skip tests or change results")
-        for line in change.added
-        if _OUTCOME_HOOK.search(line.text)
-        and not (is_conftest(path) and _NARROWING.search(line.text))
-    ]
+    before = Counter(_hook_key(line.text) for line in change.removed if change.old_path == path)
+    found: list[Tamper] = []
+    for line in change.added:
+        key = _hook_key(line.text)
+        if key is None or (is_conftest(path) and _NARROWING.search(line.text)):
+            continue
+        if before[key] > 0:
+            before[key] -= 1
+            continue
+        message = "pytest hook added that can skip tests or change results"
+        found.append(Tamper(path, line.number, message))
+    return found
+
+
+def _hook_key(text: str) -> tuple[str, str] | None:
+    """The outcome hook a line defines, with the indentation it is defined at."""
+    match = _OUTCOME_HOOK.search(text)
+    if match is None:
+        return None
+    return match.group(0).split()[-1], text[: len(text) - len(text.lstrip())]
 
 
 def _scripted_narrowing(change: FileChange) -> list[Tamper]:
@@ -813,6 +836,7 @@ def _markers(
     # moved with its `collect_ignore`) narrows nothing.
     old = change.old_path or ""
     before = Counter(item for line in change.removed for item in _narrowing_keys(line.text, old))
+    before.update(_renamed_targets(before, files))
     # Ignoring a file the change adds, with nothing moved into it, hides no test that ran.
     before.update({f"collect_ignore {path}": 1 for path in fresh})
     for line in change.added:
@@ -958,6 +982,28 @@ def _narrowing_keys(text: str, path: str) -> list[str]:
     if stripped.startswith("#") or _ini_comment(path, text):
         return [f"# {item}" for item in found]
     return found
+
+
+def _renamed_targets(before: Counter[str], files: Sequence[FileChange]) -> Counter[str]:
+    """The removed narrowings again, each path the change renames given its new name: tenacity's
+    `--ignore='tenacity/tests/test_async.py'` made `test_asyncio.py` with the file it names
+    leaves out the same file. Only that file's new path pays: another file given the old name
+    is judged as new."""
+    renames = {
+        posixpath.normpath(c.old_path): c.new_path
+        for c in files
+        if c.status == "renamed" and c.old_path and c.new_path
+    }
+    moved: Counter[str] = Counter()
+    for key, count in before.items():
+        option, _, target = key.partition(" ")
+        path, colons, rest = target.partition("::")
+        if option not in ("--ignore", "--deselect") or not path:
+            continue
+        new = renames.get(posixpath.normpath(path))
+        if new is not None:
+            moved[f"{option} {new}{colons}{rest}"] += count
+    return moved
 
 
 def _new_narrowing(line: Line, change: FileChange, before: Counter[str]) -> bool:

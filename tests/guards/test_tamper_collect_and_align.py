@@ -590,6 +590,83 @@ def test_ordinary_hooks_and_scripts_pass(repo: GitRepo, path: str, text: str):
     assert tamper(repo, RED, lambda r: r.write(path, text)) == []
 
 
+OBSERVER = (
+    "class Watch:\n    def pytest_runtest_logreport(self, report):\n        self.seen = report\n"
+)
+
+
+def test_a_hook_def_line_rewritten_in_place_adds_no_hook(repo: GitRepo):
+    """pytest-xdist's typing commit: the same hook, the same indentation, a new signature."""
+    typed = OBSERVER.replace("(self, report)", "(self, report: object) -> None")
+    found = tamper(
+        repo, {**RED, "src/plugin.py": OBSERVER}, lambda r: r.write("src/plugin.py", typed)
+    )
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        # the observer lifted out of its class, to the module a plugin registers
+        lambda text: (
+            text + "\n\ndef pytest_runtest_logreport(report):\n    report.outcome = 'passed'\n"
+        ),
+        # a second hook of that name beside the one that stays
+        lambda text: text.replace(
+            "class Watch:",
+            "class Force:\n    def pytest_runtest_logreport(self, report):\n"
+            "        report.outcome = 'passed'\n\n\nclass Watch:",
+        ),
+    ],
+)
+def test_a_hook_added_beside_or_outside_an_existing_one_is_reported(repo: GitRepo, rewrite):
+    found = tamper(
+        repo,
+        {**RED, "src/plugin.py": OBSERVER},
+        lambda r: r.write("src/plugin.py", rewrite(OBSERVER)),
+    )
+    assert [f for f in found if HOOKED in f], found
+
+
+TOX_IGNORING = "[testenv]\ncommands =\n    pytest --ignore='tests/test_slow.py' {posargs}\n"
+SLOW = {**RED, "tests/test_slow.py": "def test_slow():\n    assert True\n", "tox.ini": TOX_IGNORING}
+
+
+def test_an_ignore_retargeted_with_the_file_it_names_narrows_nothing(repo: GitRepo):
+    """tenacity renamed `test_async.py` to `test_asyncio.py` and its `--ignore` with it."""
+
+    def change(r: GitRepo) -> None:
+        r.move("tests/test_slow.py", "tests/test_slower.py")
+        r.write("tox.ini", TOX_IGNORING.replace("test_slow.py", "test_slower.py"))
+
+    assert tamper(repo, SLOW, change) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the ignore moved onto another file, which is not the renamed one
+        lambda r: (
+            r.move("tests/test_slow.py", "tests/test_slower.py"),
+            r.write("tox.ini", TOX_IGNORING.replace("test_slow.py", "test_red.py")),
+        ),
+        # the renamed file still ignored, and another file ignored besides
+        lambda r: (
+            r.move("tests/test_slow.py", "tests/test_slower.py"),
+            r.write(
+                "tox.ini",
+                TOX_IGNORING.replace(
+                    "--ignore='tests/test_slow.py'",
+                    "--ignore='tests/test_slower.py' --ignore='tests/test_red.py'",
+                ),
+            ),
+        ),
+    ],
+)
+def test_an_ignore_retargeted_beyond_the_renamed_file_is_narrowing(repo: GitRepo, change):
+    assert "tox.ini:3 test collection narrowed" in tamper(repo, SLOW, change)
+
+
 # -- red-team: what the configuration leaves out, read as pytest reads it ----------------------
 
 NARROWED = "test collection narrowed"
