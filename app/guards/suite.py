@@ -121,6 +121,11 @@ _ASSERTION = re.compile(
     r"|\bpytest\.(?:raises|warns)\b"
     r"|(?:[Aa]ssert|[Cc]heck|[Vv]erify|[Ee]xpect|[Vv]alidate|[Ee]nsure)\w*\s*\("
     r"|(?<![\w$.])(?<!def )(?<!function )test[A-Z_][\w$]*\s*\("
+    # AVA's and tap's assertions on their `t` (`t.is`, `t.deepEqual`, `t.throwsAsync`); not
+    # `t.pass()`, which checks nothing: a check replaced by it still loses its assertions.
+    r"|\bt\.(?:is|not|deepEqual|notDeepEqual|like|throws|throwsAsync|notThrows|notThrowsAsync"
+    r"|regex|notRegex|snapshot|true|false|truthy|falsy|fail|equal|notEqual|ok|notOk|same"
+    r"|notSame|strictSame|match|error|rejects|resolves)\s*\("
     r"|[(,]\s*t\s*[,)]"
 )
 # The end of a Python header: `):`, `) -> None:`, or a class's `:`, maybe with code after it.

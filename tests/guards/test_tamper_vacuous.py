@@ -14,7 +14,10 @@ AVA = "import test from 'ava';\nimport add from '../index.js';\n\n"
 
 
 def _removing(repo: GitRepo, header: str, removed: str) -> list[str]:
-    files = {"index.js": "export default (a, b) => a + b;\n", "test/add.js": header + REAL + removed}
+    files = {
+        "index.js": "export default (a, b) => a + b;\n",
+        "test/add.js": header + REAL + removed,
+    }
     return tamper(repo, files, lambda r: r.write("test/add.js", header + REAL))
 
 

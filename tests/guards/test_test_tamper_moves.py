@@ -589,3 +589,34 @@ def test_a_keyword_deselection_added_to_a_command_is_tampering(repo: GitRepo):
         repo, {"pyproject.toml": plain}, lambda r: r.write("pyproject.toml", CIBUILDWHEEL)
     )
     assert found == [("pyproject.toml", 2, "test collection narrowed")]
+
+
+AVA_HEADER = "import test from 'ava';\nimport {add, sub} from '../index.js';\n\n"
+AVA_ADDS = """\
+test('adds', async (t, extra) => {
+\tconst sum = add(1, 1);
+\tt.is(sum, 2);
+});
+"""
+AVA_SUBTRACTS = "\ntest('subtracts', async t => {\n\tt.is(sub(2, 1), 1);\n});\n"
+
+
+@pytest.mark.parametrize(
+    ("check", "found"),
+    [
+        # AVA's own assertions, the header no longer handing `t` on (`(t, extra)` made `t`)
+        ("\tt.is(sum, 2);\n", []),
+        ("\tt.deepEqual([sum], [2]);\n", []),
+        # a check replaced by `t.pass()`, which checks nothing
+        ("\tt.pass();\n", ["test 'adds' lost all of its assertions"]),
+    ],
+)
+def test_an_ava_test_moved_keeps_its_checks(repo: GitRepo, check: str, found: list[str]):
+    moved = AVA_ADDS.replace("async (t, extra)", "async t").replace("\tt.is(sum, 2);\n", check)
+
+    def change(r: GitRepo) -> None:
+        r.write("test/add.js", AVA_HEADER + AVA_SUBTRACTS)
+        r.write("test/sum.js", AVA_HEADER + moved)
+
+    base = {"test/add.js": AVA_HEADER + AVA_ADDS + AVA_SUBTRACTS}
+    assert messages(tampered(repo, base, change)) == found
