@@ -113,6 +113,7 @@ from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.paths import display
 from app.guards.pytest_config import doctest_options, is_config, reaches, sections
 from app.guards.relocations import Relocations, SkippedAnyway, relocate
+from app.guards.retyped import js_to_ts, suite_retyped
 from app.guards.runner_config import runner_narrowing
 from app.guards.skip_conditions import (
     Floor,
@@ -271,13 +272,14 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         files, moves.continuations, lambda text, path: bool(_skip_kind(text, path))
     )
     fresh = _fresh_files(files, moves)
+    retyped = suite_retyped(trees)
     # What the head's pytest configuration leaves out of the tests the base collected: read
     # once (a listing of the whole head tree), asked by each narrowing line and by the
     # configuration as a whole.
     left_out = cache(partial(_left_out, trees, fresh)) if trees is not None else None
     found: list[Tamper] = []
     for index, change in enumerate(files):
-        found.extend(_deleted_or_moved(index, change, moves, exemptions))
+        found.extend(_deleted_or_moved(index, change, moves, exemptions, retyped))
         if change.status == "deleted":
             continue
         found.extend(_removed_tests(change, moves.gone.get(index, [])))
@@ -683,7 +685,11 @@ def _lost_assertions(files: Sequence[FileChange], moves: Relocations) -> list[Ta
 
 
 def _deleted_or_moved(
-    index: int, change: FileChange, moves: Relocations, exemptions: Exemptions
+    index: int,
+    change: FileChange,
+    moves: Relocations,
+    exemptions: Exemptions,
+    retyped: Callable[[str], bool],
 ) -> list[Tamper]:
     old = change.old_path
     if old is None or not is_test_path(old):
@@ -698,19 +704,22 @@ def _deleted_or_moved(
         if gone and not exemptions.package_gone(index):
             return [Tamper(old, None, "test file deleted")]
         return []
-    if change.status == "renamed" and holds_tests and _leaves_discovery(old, change.path):
+    if change.status == "renamed" and holds_tests and _leaves_discovery(old, change.path, retyped):
         return [Tamper(change.path, None, "test file moved out of the test paths")]
     return []
 
 
-def _leaves_discovery(old: str, new: str) -> bool:
+def _leaves_discovery(old: str, new: str, retyped: Callable[[str], bool]) -> bool:
     """Whether a renamed test file stops looking like one to a test runner (`.py.bak`,
-    `test_x.py` -> `x.py`, out of `tests/`)."""
+    `test_x.py` -> `x.py`, out of `tests/`, `.js` -> `.ts` unless the whole suite moved to
+    a runner that reads TypeScript: `app.guards.retyped`)."""
     if not is_test_path(new):
         return True
     if is_test_module(old) and not is_test_module(new):
         return True
-    return _language(old) != _language(new)
+    if _language(old) == _language(new):
+        return False
+    return not (js_to_ts(old, new) and retyped(new))
 
 
 def _language(path: str) -> str:
