@@ -27,8 +27,9 @@ Whatever remains is a removal.
 
 from __future__ import annotations
 
+import posixpath
 from bisect import bisect_left
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -56,6 +57,8 @@ SkippedAnyway = Callable[[str, Sequence[Definition]], set[int]]
 
 # Share of a file's removed tests that must have gone to other files for it to be a move.
 _MOVED_SHARE = 0.75
+# Share of a deleted test file's telling lines an added one must have to be it, renamed.
+_RENAME_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,13 @@ def relocate(
         index: sum(count.removed(index, d) for d in defs) - fresh.get(index, 0)
         for index, defs in unmatched.items()
     }
+    renamed = _renamed_apart(files, deficits, fresh, collected)
+    for old, new in renamed.items():
+        paid = min(max(deficits[old], 0), max(fresh.get(new, 0), 0))
+        deficits[old] -= paid
+        fresh[new] -= paid
+        # Its new tests stand for the old ones: a skip added to them hides a test that ran.
+        result.carried.update((new, d.name) for d in left.get(new, []))
     _settle_moves(deficits, fresh, collected, _moved_out(unmatched, result))
     for index, defs in unmatched.items():
         result.gone[index] = _excess(defs, deficits[index], partial(count.removed, index))
@@ -313,6 +323,60 @@ def _moved_out(
         for index, defs in unmatched.items()
         if defs and elsewhere[index] >= _MOVED_SHARE * (elsewhere[index] + len(defs))
     }
+
+
+def _renamed_apart(
+    files: Sequence[FileChange],
+    deficits: Mapping[int, int],
+    fresh: Mapping[int, int],
+    collected: set[int],
+) -> dict[int, int]:
+    """Deleted test files with a deficit, each paired with the test file the change adds in
+    the same folder, with the same suffix, that shares at least `_RENAME_SHARE` of its telling
+    lines (`_telling_lines`): a rename git's 50% similarity did not pair (execa's
+    `test/stream/child.js` made `subprocess.js`, every test retitled; typer's
+    `test_corner_cases.py` made `test_hidden.py`). Only one to one: a file that shares that
+    much with two, or two that share it with one, pair with none."""
+    deleted = [i for i, d in deficits.items() if d > 0 and files[i].status == "deleted"]
+    added = [
+        i
+        for i in collected
+        if files[i].status == "added" and i not in deficits and fresh.get(i, 0) > 0
+    ]
+    if not deleted or not added:
+        return {}
+    candidates: dict[int, list[int]] = {}
+    for old in deleted:
+        path = files[old].old_path or ""
+        lines = _telling_lines(files[old].removed)
+        candidates[old] = [
+            new
+            for new in added
+            if _same_place(path, files[new].new_path or "")
+            and _shared(lines, _telling_lines(files[new].added)) >= _RENAME_SHARE
+        ]
+    claims = Counter(new for news in candidates.values() for new in news)
+    return {
+        old: news[0] for old, news in candidates.items() if len(news) == 1 and claims[news[0]] == 1
+    }
+
+
+def _same_place(old: str, new: str) -> bool:
+    return posixpath.dirname(old) == posixpath.dirname(new) and (
+        posixpath.splitext(old)[1] == posixpath.splitext(new)[1]
+    )
+
+
+def _telling_lines(lines: Sequence[Line]) -> Counter[str]:
+    """A file's lines that say something (eight characters or more, one a letter), stripped:
+    not the braces, blank lines and `end`s any two files share."""
+    stripped = (line.text.strip() for line in lines)
+    return Counter(text for text in stripped if len(text) >= 8 and any(c.isalpha() for c in text))
+
+
+def _shared(old: Counter[str], new: Counter[str]) -> float:
+    total = sum(old.values())
+    return sum((old & new).values()) / total if total else 0.0
 
 
 def _settle_moves(
