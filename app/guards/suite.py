@@ -127,6 +127,11 @@ _ASSERTION = re.compile(
     r"|regex|notRegex|snapshot|true|false|truthy|falsy|fail|equal|notEqual|ok|notOk|same"
     r"|notSame|strictSame|match|error|rejects|resolves)\s*\("
     r"|[(,]\s*t\s*[,)]"
+    # A test that hands its `t` to a macro, AVA's `test('title', macro, ...args)`, its checks
+    # written once in the macro; not a wrapper around an inline callback opening on the line
+    # (`test('x', withPage, async page => {`), which holds them.
+    r"|^(?!.*\{\s*$)\s*(?:test|it)(?:\.\w+)*\s*\(\s*(?:'(?:[^'\\]|\\.)*'"
+    r"|\"(?:[^\"\\]|\\.)*\"|`[^`]*`)\s*,\s*[A-Za-z_$][\w$.]*\s*[,)]"
 )
 # The end of a Python header: `):`, `) -> None:`, or a class's `:`, maybe with code after it.
 _SIGNATURE_END = re.compile(r"(\)\s*(->[^:]*)?|^\s*class\s+\w+\s*):")

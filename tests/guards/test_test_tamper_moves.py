@@ -620,3 +620,18 @@ def test_an_ava_test_moved_keeps_its_checks(repo: GitRepo, check: str, found: li
 
     base = {"test/add.js": AVA_HEADER + AVA_ADDS + AVA_SUBTRACTS}
     assert messages(tampered(repo, base, change)) == found
+
+
+def test_an_ava_test_moved_into_a_macro_keeps_its_checks(repo: GitRepo):
+    """execa's tests rewritten as `test('title', macro, ...args)`: the checks are the macro's."""
+    macro = (
+        "const testAdds = async (t, a, b, sum) => {\n\tt.is(add(a, b), sum);\n};\n\n"
+        "test('adds', testAdds, 1, 1, 2);\n"
+    )
+
+    def change(r: GitRepo) -> None:
+        r.write("test/add.js", AVA_HEADER + AVA_SUBTRACTS)
+        r.write("test/sum.js", AVA_HEADER + macro)
+
+    base = {"test/add.js": AVA_HEADER + AVA_ADDS + AVA_SUBTRACTS}
+    assert messages(tampered(repo, base, change)) == []
