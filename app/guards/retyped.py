@@ -94,10 +94,7 @@ def _strings(value: object) -> list[str]:
 
 
 def _ava_reads(manifest: dict[str, Any], path: str) -> bool:
-    ava = _section(manifest, "ava")
-    if not _TS_EXTENSIONS & set(_strings(ava.get("extensions"))):
-        return False
-    return "files" not in ava or _globbed(_strings(ava["files"]), path)
+    return _extension_reads(_section(manifest, "ava"), "extensions", "files", path)
 
 
 def _jest_reads(manifest: dict[str, Any], path: str) -> bool:
@@ -110,10 +107,15 @@ def _jest_reads(manifest: dict[str, Any], path: str) -> bool:
 
 
 def _mocha_reads(manifest: dict[str, Any], path: str) -> bool:
-    mocha = _section(manifest, "mocha")
-    if not _TS_EXTENSIONS & set(_strings(mocha.get("extension"))):
+    return _extension_reads(_section(manifest, "mocha"), "extension", "spec", path)
+
+
+def _extension_reads(section: dict[str, Any], extensions: str, files: str, path: str) -> bool:
+    """A runner given a TypeScript extension (AVA's `extensions`, Mocha's `extension`) whose
+    file globs, when set, take `path` in."""
+    if not _TS_EXTENSIONS & set(_strings(section.get(extensions))):
         return False
-    return "spec" not in mocha or _globbed(_strings(mocha["spec"]), path)
+    return files not in section or _globbed(_strings(section[files]), path)
 
 
 def _vitest(manifest: dict[str, Any], path: str) -> bool:
