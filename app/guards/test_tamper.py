@@ -128,6 +128,7 @@ from app.guards.suite import (
     CONDITIONAL_SKIP,
     DEFINING_SKIP,
     Definition,
+    collects_tests,
     containers,
     definition_name,
     definition_name_at,
@@ -273,13 +274,14 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     )
     fresh = _fresh_files(files, moves)
     retyped = suite_retyped(trees)
+    held = partial(_held_tests, trees)
     # What the head's pytest configuration leaves out of the tests the base collected: read
     # once (a listing of the whole head tree), asked by each narrowing line and by the
     # configuration as a whole.
     left_out = cache(partial(_left_out, trees, fresh)) if trees is not None else None
     found: list[Tamper] = []
     for index, change in enumerate(files):
-        found.extend(_deleted_or_moved(index, change, moves, exemptions, retyped))
+        found.extend(_deleted_or_moved(index, change, moves, exemptions, retyped, held))
         if change.status == "deleted":
             continue
         found.extend(_removed_tests(change, moves.gone.get(index, [])))
@@ -690,6 +692,7 @@ def _deleted_or_moved(
     moves: Relocations,
     exemptions: Exemptions,
     retyped: Callable[[str], bool],
+    held: Callable[[str], bool],
 ) -> list[Tamper]:
     old = change.old_path
     if old is None or not is_test_path(old):
@@ -704,9 +707,24 @@ def _deleted_or_moved(
         if gone and not exemptions.package_gone(index):
             return [Tamper(old, None, "test file deleted")]
         return []
-    if change.status == "renamed" and holds_tests and _leaves_discovery(old, change.path, retyped):
+    if (
+        change.status == "renamed"
+        and _leaves_discovery(old, change.path, retyped)
+        and (holds_tests or held(old))
+    ):
         return [Tamper(change.path, None, "test file moved out of the test paths")]
     return []
+
+
+def _held_tests(trees: TreeView | None, path: str) -> bool:
+    """Whether the base's file at `path` defines a test: a file renamed unchanged shows none
+    of its lines (`test/red.js` made `test/red.ts`, which AVA does not run by default).
+    Without the trees, whether a runner would collect it."""
+    text = trees.text("base", path) if trees is not None else None
+    if text is None:
+        return collects_tests(path)
+    lines = [Line(number, line, number) for number, line in enumerate(text.splitlines(), 1)]
+    return bool(definitions(lines, len(lines)))
 
 
 def _leaves_discovery(old: str, new: str, retyped: Callable[[str], bool]) -> bool:
