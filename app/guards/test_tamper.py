@@ -729,12 +729,14 @@ def _held_tests(trees: TreeView | None, path: str) -> bool:
 
 def _leaves_discovery(old: str, new: str, retyped: Callable[[str], bool]) -> bool:
     """Whether a renamed test file stops looking like one to a test runner (`.py.bak`,
-    `test_x.py` -> `x.py`, out of `tests/`, `.js` -> `.ts` unless the whole suite moved to
-    a runner that reads TypeScript: `app.guards.retyped`)."""
+    `test_x.py` -> `x.py`, out of `tests/`, into `test/fixtures/`, `.js` -> `.ts` unless the
+    whole suite moved to a runner that reads TypeScript: `app.guards.retyped`)."""
     if not is_test_path(new):
         return True
     if is_test_module(old) and not is_test_module(new):
         return True
+    if collects_tests(old) and not collects_tests(new):
+        return True  # into a fixtures or helpers folder (`test/fixtures/red.js`)
     if _language(old) == _language(new):
         return False
     return not (js_to_ts(old, new) and retyped(new))

@@ -107,3 +107,10 @@ def test_a_helper_script_renamed_to_typescript_holds_no_test(repo: GitRepo):
         "test/_setup.js": helper,
     }
     assert tamper(repo, files, lambda r: r.move("test/_setup.js", "test/_setup.ts")) == []
+
+
+def test_a_test_script_renamed_into_a_fixtures_folder_is_reported(repo: GitRepo):
+    """AVA, Mocha and Jest do not run `test/fixtures/red.js`; git shows no line of it."""
+    files = {"package.json": _manifest(scripts={"test": "ava"}), "test/red.js": MAIN}
+    found = tamper(repo, files, lambda r: r.move("test/red.js", "test/fixtures/red.js"))
+    assert found == ["test/fixtures/red.js:None test file moved out of the test paths"]
