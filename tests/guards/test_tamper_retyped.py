@@ -109,8 +109,19 @@ def test_a_helper_script_renamed_to_typescript_holds_no_test(repo: GitRepo):
     assert tamper(repo, files, lambda r: r.move("test/_setup.js", "test/_setup.ts")) == []
 
 
-def test_a_test_script_renamed_into_a_fixtures_folder_is_reported(repo: GitRepo):
-    """AVA, Mocha and Jest do not run `test/fixtures/red.js`; git shows no line of it."""
+@pytest.mark.parametrize(
+    "moved",
+    [
+        # AVA, Mocha and Jest do not run a fixtures folder
+        "test/fixtures/red.js",
+        # AVA leaves out a script or a folder whose name starts with `_`: its helpers
+        "test/_red.js",
+        "test/_helpers/red.js",
+    ],
+)
+def test_a_test_script_renamed_where_the_runner_does_not_look_is_reported(
+    repo: GitRepo, moved: str
+):
     files = {"package.json": _manifest(scripts={"test": "ava"}), "test/red.js": MAIN}
-    found = tamper(repo, files, lambda r: r.move("test/red.js", "test/fixtures/red.js"))
-    assert found == ["test/fixtures/red.js:None test file moved out of the test paths"]
+    found = tamper(repo, files, lambda r: r.move("test/red.js", moved))
+    assert found == [f"{moved}:None test file moved out of the test paths"]
