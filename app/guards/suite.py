@@ -31,6 +31,8 @@ _MATERIAL_DIR = re.compile(
 # Files a runner collects because of the folder they are in (mocha's test/, jest's
 # __tests__/, cargo's tests/), whatever their name.
 _COLLECTED_BY_FOLDER = re.compile(r"\.([cm]?[jt]sx?|rs)$")
+# A Go file the go tool ignores: its name, or a folder on its path, starts with `_` or `.`.
+_GO_IGNORED = re.compile(r"(?:^|/)[._]")
 # A script AVA never runs: its name, or a folder on its path, starts with a single `_`.
 _AVA_HELPER = re.compile(r"(?:^|/)_(?!_)[^/]*(?:/|\.[cm]?[jt]sx?$)")
 
@@ -169,8 +171,11 @@ def collects_tests(path: str) -> bool:
     module by name (`test_x.py`, `x_test.go`, `x.spec.ts`, `XTest.java`), or a script under a
     test folder (`test/x.js`, `__tests__/x.ts`, cargo's `tests/x.rs`) but not under one of its
     fixture, support or data folders, nor, for a script, one AVA leaves out as a helper by its
-    name: `test/_x.js`, `test/_helpers/x.js`."""
+    name: `test/_x.js`, `test/_helpers/x.js`; nor a Go file the go tool ignores, its name or
+    a folder on its path starting with `_` or `.` (`_old/x_test.go`, `.x_test.go`)."""
     if _MATERIAL_DIR.search(path) or is_conftest(path):
+        return False
+    if path.endswith(".go") and _GO_IGNORED.search(path):
         return False
     if is_test_module(path):
         return True
