@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from app.guards.globs import globbed
 from app.guards.suite import collects_tests
 from app.guards.trees import TreeView
 
@@ -115,45 +116,9 @@ def _extension_reads(section: dict[str, Any], extensions: str, files: str, path:
     file globs, when set, take `path` in."""
     if not _TS_EXTENSIONS & set(_strings(section.get(extensions))):
         return False
-    return files not in section or _globbed(_strings(section[files]), path)
+    return files not in section or globbed(_strings(section[files]), path)
 
 
 def _vitest(manifest: dict[str, Any], path: str) -> bool:
     test = _section(manifest, "scripts").get("test")
     return isinstance(test, str) and re.search(r"(?<![\w-])vitest(?![\w-])", test) is not None
-
-
-def _globbed(globs: list[str], path: str) -> bool:
-    """Whether any of the runner's `files` globs takes `path` in (a `!` glob leaves out)."""
-    taken = [g for g in globs if not g.startswith("!")]
-    left = [g[1:] for g in globs if g.startswith("!")]
-    return any(_glob(g).fullmatch(path) for g in taken) and not any(
-        _glob(g).fullmatch(path) for g in left
-    )
-
-
-def _glob(pattern: str) -> re.Pattern[str]:
-    out = ""
-    index = 0
-    pattern = pattern.removeprefix("./")
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out += "(?:.*/)?"
-            index += 3
-        elif pattern.startswith("**", index):
-            out += ".*"
-            index += 2
-        elif pattern[index] == "*":
-            out += "[^/]*"
-            index += 1
-        elif pattern[index] == "?":
-            out += "[^/]"
-            index += 1
-        elif pattern[index] == "{" and "}" in pattern[index:]:
-            end = pattern.index("}", index)
-            out += "(?:" + "|".join(re.escape(p) for p in pattern[index + 1 : end].split(",")) + ")"
-            index = end + 1
-        else:
-            out += re.escape(pattern[index])
-            index += 1
-    return re.compile(out)

@@ -8,10 +8,12 @@ Read as narrowing, each with what it narrows by (an "item"):
   `testNamePattern` directly under `test` (a `coverage.exclude` leaves no test out);
 - Mocha (`.mocharc.*`, the `"mocha"` key of a package.json): `ignore`, `exclude`, `spec`,
   `grep`, `fgrep`, `invert`;
+- AVA (`ava.config.*`, the `"ava"` key of a package.json): `match`, and `files`, which with
+  both trees is judged by the test files it runs (`app.guards.ava_files`);
 - a command that runs one of them (a package.json script, a Makefile, a shell script) with
   `--testPathIgnorePatterns`, `--testPathPattern`, `-t`/`--testNamePattern`,
   `--onlyChanged`, `--changedSince`, `--findRelatedTests`, `--exclude`, `--ignore`,
-  `--grep`, `--fgrep`, `--invert`, `--spec`.
+  `--grep`, `--fgrep`, `--invert`, `--spec`, AVA's `--match`/`-m`.
 
 The setting a value belongs to is read from the whole file when the trees are at hand (a
 pattern on its own line of a multi-line list, a list bound to a name the setting is given),
@@ -32,8 +34,10 @@ import shlex
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 from itertools import pairwise
 
+from app.guards.ava_files import ava_leaves_out
 from app.guards.changes import FileChange, Line
 from app.guards.trees import Side, TreeView
 
@@ -49,6 +53,7 @@ _JEST_KEYS = frozenset(
 )
 _VITEST_KEYS = frozenset({"exclude", "include", "testNamePattern"})
 _MOCHA_KEYS = frozenset({"ignore", "exclude", "spec", "grep", "fgrep", "invert"})
+_AVA_KEYS = frozenset({"files", "match"})
 # What a runner leaves out by itself: stating it leaves nothing more out.
 _DEFAULTS = frozenset(
     {
@@ -74,11 +79,12 @@ _SELECTORS: dict[str, list[set[str]]] = {
 _JEST_FILE = re.compile(r"^jest\.config\.(?:[cm]?[jt]s|json)$")
 _VITEST_FILE = re.compile(r"^(?:vitest|vite)\.config\.[cm]?[jt]s$|^vitest\.workspace\.")
 _MOCHA_FILE = re.compile(r"^\.mocharc(?:\.(?:[cm]?js|jsonc?|ya?ml))?$")
+_AVA_FILE = re.compile(r"^ava\.config\.[cm]?js$")
 _SCRIPT_FILE = re.compile(
     r"^(?:Makefile|GNUmakefile|makefile|justfile|Justfile)$|\.(?:mk|sh|bash)$"
 )
 # A runner's name where a command starts it (`jest`, `npx vitest run`, `node_modules/.bin/mocha`).
-_RUNNER = re.compile(r"(?<![\w@.\-])(?P<runner>jest|vitest|mocha)(?![\w\-])")
+_RUNNER = re.compile(r"(?<![\w@.\-])(?P<runner>jest|vitest|mocha|ava)(?![\w\-])")
 _SEPARATOR = re.compile(r"&&|\|\||[;|]")
 # Command-line options that leave tests out, by runner, named as the setting they stand for.
 _OPTIONS = {
@@ -116,6 +122,7 @@ _OPTIONS = {
         "-i": "invert",
         "--spec": "spec",
     },
+    "ava": {"--match": "match", "-m": "match"},
 }
 # Options that take no value.
 _FLAGS = frozenset({"--onlyChanged", "-o", "--lastCommit", "--changed", "--invert", "-i"})
@@ -148,6 +155,8 @@ def runner_narrowing(
         if change.old_path is not None and _kind(change.old_path) is not None:
             for _, items in _items(change.removed, change.old_path, trees, "base"):
                 before.update(items)
+    # AVA's `files` are judged by the test files they run, read once if any is set.
+    ava_out = cache(partial(ava_leaves_out, trees))
     found: list[tuple[str, int, str]] = []
     for change in files:
         path = change.new_path
@@ -159,6 +168,8 @@ def runner_narrowing(
             for item in items:
                 if item in _DEFAULTS or item[:2] in widened:
                     continue
+                if item[:2] == ("ava", "files") and not ava_out():
+                    continue  # judged by the files it runs, with both trees
                 if before[item] > 0:
                     before[item] -= 1
                 else:
@@ -179,6 +190,8 @@ def _kind(path: str) -> _Kind | None:
         return _Kind("vitest")
     if _MOCHA_FILE.match(name):
         return _Kind("mocha", yaml=name.endswith((".yml", ".yaml")))
+    if _AVA_FILE.match(name):
+        return _Kind("ava")
     if _SCRIPT_FILE.search(name):
         return _Kind("script")
     return None
@@ -286,15 +299,18 @@ def _setting(kind: _Kind, keys: list[str]) -> tuple[str, str] | None:
             if outer == "test" and inner in _VITEST_KEYS:
                 return "vitest", inner
         return None
-    if kind.runner == "mocha":
-        hit = named[0] if named and named[0] in _MOCHA_KEYS else None
-        return ("mocha", hit) if hit else None
-    # package.json: under its "jest" or "mocha" key.
+    if kind.runner in ("mocha", "ava"):
+        known = _MOCHA_KEYS if kind.runner == "mocha" else _AVA_KEYS
+        hit = named[0] if named and named[0] in known else None
+        return (kind.runner, hit) if hit else None
+    # package.json: under its "jest", "mocha" or "ava" key.
     for position, key in enumerate(named[:-1]):
         if key == "jest" and named[position + 1] in _JEST_KEYS:
             return "jest", named[position + 1]
         if key == "mocha" and named[position + 1] in _MOCHA_KEYS:
             return "mocha", named[position + 1]
+        if key == "ava" and named[position + 1] in _AVA_KEYS:
+            return "ava", named[position + 1]
     return None
 
 

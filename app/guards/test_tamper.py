@@ -710,7 +710,7 @@ def _deleted_or_moved(
     if (
         change.status == "renamed"
         and _leaves_discovery(old, change.path, retyped)
-        and (holds_tests or held(old))
+        and (holds_tests or (collects_tests(old) and not collects_tests(change.path) and held(old)))
     ):
         return [Tamper(change.path, None, "test file moved out of the test paths")]
     return []
@@ -718,7 +718,7 @@ def _deleted_or_moved(
 
 def _held_tests(trees: TreeView | None, path: str) -> bool:
     """Whether the base's file at `path` defines a test: a file renamed unchanged shows none
-    of its lines (`test/red.js` made `test/red.ts`, which AVA does not run by default).
+    of its lines (`test/red.js` made `test/fixtures/red.js`, which no runner collects).
     Without the trees, whether a runner would collect it."""
     text = trees.text("base", path) if trees is not None else None
     if text is None:

@@ -89,16 +89,6 @@ def test_a_file_retyped_out_of_a_runners_reach_is_reported(
     assert MOVED in _retype(repo, manifest, all_files=all_files, **extra)
 
 
-def test_a_test_script_renamed_unchanged_out_of_the_runners_reach_is_reported(repo: GitRepo):
-    """`test/red.js` made `test/red.ts`, not a line changed: AVA runs no `.ts` by default,
-    and git shows no line of the file, so its tests are read from the base."""
-    files = {"package.json": _manifest(scripts={"test": "ava"}), "test/red.js": MAIN}
-    found = tamper(
-        repo, {**files, "test/other.js": OTHER}, lambda r: r.move("test/red.js", "test/red.ts")
-    )
-    assert found == ["test/red.ts:None test file moved out of the test paths"]
-
-
 def test_a_helper_script_renamed_to_typescript_holds_no_test(repo: GitRepo):
     helper = "export const setup = () => {\n\tprocess.env.TZ = 'UTC';\n};\n"
     files = {
@@ -117,6 +107,8 @@ def test_a_helper_script_renamed_to_typescript_holds_no_test(repo: GitRepo):
         # AVA leaves out a script or a folder whose name starts with `_`: its helpers
         "test/_red.js",
         "test/_helpers/red.js",
+        # a backup no runner reads
+        "test/red.js.bak",
     ],
 )
 def test_a_test_script_renamed_where_the_runner_does_not_look_is_reported(
