@@ -20,6 +20,8 @@ from app.guards.changes import Line
 _TEST_FILE = re.compile(
     r"(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go|rb|exs?)|conftest\.py|[^/]*_spec\.rb"
     r"|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*Tests?\.(java|kt|cs|swift|scala))$"
+    # AVA's own test files by default: a package's `test.js` (`src/test.js`, `source/test.js`)
+    r"|^(src/|source/)?test\.[cm]?[jt]sx?$"
 )
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|specs?|testing)/", re.IGNORECASE)
 # Folders under a test folder that hold material for tests, not tests a runner collects.
