@@ -21,9 +21,8 @@ import posixpath
 import re
 from typing import Any
 
-from app.guards.changes import Line
 from app.guards.globs import globbed
-from app.guards.suite import definitions
+from app.guards.suite import defines_tests
 from app.guards.trees import Side, TreeView
 
 # AVA's own defaults, `{ext}` standing for its extensions.
@@ -101,6 +100,4 @@ def _runs(trees: TreeView, side: Side, settings: tuple[list[str], list[str]]) ->
 
 
 def _holds_tests(trees: TreeView, path: str) -> bool:
-    text = trees.text("base", path) or ""
-    lines = [Line(number, line, number) for number, line in enumerate(text.splitlines(), 1)]
-    return bool(definitions(lines, len(lines)))
+    return defines_tests(trees.text("base", path) or "")

@@ -271,6 +271,12 @@ def definitions(lines: Sequence[Line], last_line: int | None) -> list[Definition
     return found
 
 
+def defines_tests(text: str) -> bool:
+    """Whether a whole file's text defines a test (read as `definitions` reads a change)."""
+    lines = [Line(number, line, number) for number, line in enumerate(text.splitlines(), 1)]
+    return bool(definitions(lines, len(lines)))
+
+
 def skipped_definitions(defs: Sequence[Definition], lines: Sequence[Line]) -> set[int]:
     """Header line numbers of the definitions in `lines` that are skipped whatever the
     platform: `it.skip`, `xit`, `@pytest.mark.skip`, `@unittest.skip`, `#[ignore]`,

@@ -130,6 +130,7 @@ from app.guards.suite import (
     Definition,
     collects_tests,
     containers,
+    defines_tests,
     definition_name,
     definition_name_at,
     definitions,
@@ -721,10 +722,7 @@ def _held_tests(trees: TreeView | None, path: str) -> bool:
     of its lines (`test/red.js` made `test/fixtures/red.js`, which no runner collects).
     Without the trees, whether a runner would collect it."""
     text = trees.text("base", path) if trees is not None else None
-    if text is None:
-        return collects_tests(path)
-    lines = [Line(number, line, number) for number, line in enumerate(text.splitlines(), 1)]
-    return bool(definitions(lines, len(lines)))
+    return collects_tests(path) if text is None else defines_tests(text)
 
 
 def _leaves_discovery(old: str, new: str, retyped: Callable[[str], bool]) -> bool:
