@@ -16,12 +16,11 @@ AVA never runs `node_modules`, a file or folder whose name starts with `_`, nor 
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
-from typing import Any
 
 from app.guards.globs import globbed
+from app.guards.package_json import manifest, strings
 from app.guards.suite import defines_tests
 from app.guards.trees import Side, TreeView
 
@@ -66,26 +65,14 @@ def _settings(trees: TreeView, side: Side) -> tuple[list[str], list[str]] | None
     they cannot be read."""
     if any(_OWN_CONFIG.match(path) for path in trees.listing(side, ".") if "/" not in path):
         return None
-    text = trees.text(side, "package.json")
-    try:
-        manifest: Any = json.loads(text) if text is not None else {}
-    except ValueError:
-        return None
-    ava = manifest.get("ava", {}) if isinstance(manifest, dict) else None
+    settings = manifest(trees, side)
+    ava = settings.get("ava", {}) if settings is not None else None
     if not isinstance(ava, dict):
         return None
-    extensions = _strings(ava.get("extensions")) or list(_DEFAULT_EXTENSIONS)
+    extensions = strings(ava.get("extensions")) or list(_DEFAULT_EXTENSIONS)
     ext = "{" + ",".join(extensions) + "}"
-    files = _strings(ava.get("files")) or [glob.format(ext=ext) for glob in _DEFAULT_FILES]
+    files = strings(ava.get("files")) or [glob.format(ext=ext) for glob in _DEFAULT_FILES]
     return files, extensions
-
-
-def _strings(value: object) -> list[str]:
-    if isinstance(value, dict):
-        return [key for key in value if isinstance(key, str)]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
 
 
 def _runs(trees: TreeView, side: Side, settings: tuple[list[str], list[str]]) -> list[str]:

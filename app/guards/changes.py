@@ -17,6 +17,18 @@ Status = Literal["added", "deleted", "modified", "renamed", "copied"]
 Source = Literal["repo", "diff", "worktree"]
 
 
+# Shorter lines (`}`, `pass`, `else:`, `end`) say too little to tell one piece of code from
+# another: a change, a move or a rename is shown by the lines that say something.
+_MIN_TELLING = 8
+
+
+def is_telling(text: str) -> bool:
+    """Whether a line says something: eight characters or more once stripped, one of them a
+    letter or digit (not a brace, a blank or a one-word line)."""
+    stripped = text.strip()
+    return len(stripped) >= _MIN_TELLING and any(char.isalnum() for char in stripped)
+
+
 @dataclass(frozen=True)
 class Line:
     """One added or removed line of text.

@@ -4,6 +4,7 @@ folder, `**` across folders, `?`, `{a,b}` alternatives, a leading `!` leaving ou
 from __future__ import annotations
 
 import re
+from functools import cache
 
 
 def globbed(globs: list[str], path: str) -> bool:
@@ -15,7 +16,10 @@ def globbed(globs: list[str], path: str) -> bool:
     )
 
 
+@cache
 def glob_pattern(pattern: str) -> re.Pattern[str]:
+    """A glob as a regular expression over repository paths (read once per glob: a runner's
+    globs are matched against every file of a tree)."""
     out = ""
     index = 0
     pattern = pattern.removeprefix("./")

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from app.guards.changes import FileChange, Line
+from app.guards.changes import FileChange, Line, is_telling
 from app.guards.counts import Counts
 from app.guards.skip_conditions import Floor, decorator_skips_everywhere
 from app.guards.suite import (
@@ -345,6 +345,7 @@ def _renamed_apart(
     ]
     if not deleted or not added:
         return {}
+    gained = {new: _telling_lines(files[new].added) for new in added}
     candidates: dict[int, list[int]] = {}
     for old in deleted:
         path = files[old].old_path or ""
@@ -353,7 +354,7 @@ def _renamed_apart(
             new
             for new in added
             if _same_place(path, files[new].new_path or "")
-            and _shared(lines, _telling_lines(files[new].added)) >= _RENAME_SHARE
+            and _shared(lines, gained[new]) >= _RENAME_SHARE
         ]
     claims = Counter(new for news in candidates.values() for new in news)
     return {
@@ -368,10 +369,9 @@ def _same_place(old: str, new: str) -> bool:
 
 
 def _telling_lines(lines: Sequence[Line]) -> Counter[str]:
-    """A file's lines that say something (eight characters or more, one a letter), stripped:
-    not the braces, blank lines and `end`s any two files share."""
-    stripped = (line.text.strip() for line in lines)
-    return Counter(text for text in stripped if len(text) >= 8 and any(c.isalpha() for c in text))
+    """A file's lines that say something (`is_telling`), stripped: not the braces, blank
+    lines and `end`s any two files share."""
+    return Counter(line.text.strip() for line in lines if is_telling(line.text))
 
 
 def _shared(old: Counter[str], new: Counter[str]) -> float:

@@ -21,12 +21,13 @@ and the rename stays reported.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from app.guards.globs import globbed
+from app.guards.package_json import manifest, section, strings
 from app.guards.suite import collects_tests
 from app.guards.trees import TreeView
 
@@ -43,82 +44,53 @@ def js_to_ts(old: str, new: str) -> bool:
 def suite_retyped(trees: TreeView | None) -> Callable[[str], bool]:
     """Whether the renamed test file at `path` (a `.js` made `.ts`) moved with its whole
     suite, to a runner the head declares reads TypeScript."""
-    head = _HeadSuite(trees)
-    return head.reaches
 
-
-class _HeadSuite:
-    def __init__(self, trees: TreeView | None) -> None:
-        self._trees = trees
-        self._read = False
-        self._manifest: dict[str, Any] | None = None
-        self._javascript_left = True
-
-    def reaches(self, path: str) -> bool:
-        if not self._read:
-            self._load()
-        manifest = self._manifest
-        if manifest is None or self._javascript_left:
-            return False
-        return any(
-            reads(manifest, path) for reads in (_ava_reads, _jest_reads, _mocha_reads, _vitest)
-        )
-
-    def _load(self) -> None:
-        self._read = True
-        if self._trees is None:
-            return
-        listing = self._trees.listing("head", ".")
+    @cache
+    def settings() -> dict[str, Any] | None:
+        # The head's package.json, when no JavaScript test file is left and no runner is
+        # configured where we do not read.
+        if trees is None:
+            return None
+        listing = trees.listing("head", ".")
         if any(_OWN_CONFIG.search(p) for p in listing if "/" not in p):
-            return  # a runner configured where we do not read
-        self._javascript_left = any(_JAVASCRIPT.search(p) and collects_tests(p) for p in listing)
-        try:
-            manifest = json.loads(self._trees.text("head", "package.json") or "")
-        except ValueError:
-            return
-        self._manifest = manifest if isinstance(manifest, dict) else None
+            return None
+        if any(_JAVASCRIPT.search(p) and collects_tests(p) for p in listing):
+            return None
+        return manifest(trees, "head")
+
+    def reaches(path: str) -> bool:
+        found = settings()
+        readers = (_ava_reads, _jest_reads, _mocha_reads, _vitest)
+        return found is not None and any(reads(found, path) for reads in readers)
+
+    return reaches
 
 
-def _section(manifest: dict[str, Any], key: str) -> dict[str, Any]:
-    section = manifest.get(key)
-    return section if isinstance(section, dict) else {}
+def _ava_reads(package: dict[str, Any], path: str) -> bool:
+    return _extension_reads(section(package, "ava"), "extensions", "files", path)
 
 
-def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [k for k in value if isinstance(k, str)]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    return []
-
-
-def _ava_reads(manifest: dict[str, Any], path: str) -> bool:
-    return _extension_reads(_section(manifest, "ava"), "extensions", "files", path)
-
-
-def _jest_reads(manifest: dict[str, Any], path: str) -> bool:
-    jest = _section(manifest, "jest")
+def _jest_reads(package: dict[str, Any], path: str) -> bool:
+    jest = section(package, "jest")
     if {"testMatch", "testRegex", "roots"} & jest.keys():
         return False
     preset = jest.get("preset") == "ts-jest"
-    transform = any("ts" in key for key in _strings(jest.get("transform")))
+    transform = any("ts" in key for key in strings(jest.get("transform")))
     return preset or transform
 
 
-def _mocha_reads(manifest: dict[str, Any], path: str) -> bool:
-    return _extension_reads(_section(manifest, "mocha"), "extension", "spec", path)
+def _mocha_reads(package: dict[str, Any], path: str) -> bool:
+    return _extension_reads(section(package, "mocha"), "extension", "spec", path)
 
 
-def _extension_reads(section: dict[str, Any], extensions: str, files: str, path: str) -> bool:
+def _extension_reads(runner: dict[str, Any], extensions: str, files: str, path: str) -> bool:
     """A runner given a TypeScript extension (AVA's `extensions`, Mocha's `extension`) whose
     file globs, when set, take `path` in."""
-    if not _TS_EXTENSIONS & set(_strings(section.get(extensions))):
+    if not _TS_EXTENSIONS & set(strings(runner.get(extensions))):
         return False
-    return files not in section or globbed(_strings(section[files]), path)
+    return files not in runner or globbed(strings(runner[files]), path)
 
 
-def _vitest(manifest: dict[str, Any], path: str) -> bool:
-    test = _section(manifest, "scripts").get("test")
+def _vitest(package: dict[str, Any], path: str) -> bool:
+    test = section(package, "scripts").get("test")
     return isinstance(test, str) and re.search(r"(?<![\w-])vitest(?![\w-])", test) is not None

@@ -57,14 +57,12 @@ import tokenize
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
-from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.changes import ChangeSet, FileChange, Line, is_telling
 from app.guards.code_names import is_source
 from app.guards.subjects import alignments, mostly_added
 from app.guards.suite import decorator_start, definition_name_at, indent
 from app.guards.trees import TreeView
 
-# Shorter lines (`}`, `pass`, `else:`) say too little to count as a change of the code.
-_MIN_LINE = 8
 _COMMENT_STARTS = ("#", "//", "/*", "*")
 # A line that is only a string literal (Python: a docstring's line, a string statement).
 _STRING_ONLY = re.compile(
@@ -214,7 +212,7 @@ class Reverts:
             for text, count in net.items()
             if count > 0 and text.strip() not in lost
         ]
-        if any(map(_telling, gained)) and mostly_added(gained, self._added_lines()):
+        if any(map(is_telling, gained)) and mostly_added(gained, self._added_lines()):
             return False  # what the commit wrote is written again: moved, not taken back
         return all(
             self._deletes(change, lines) and self._brings_back(change, net)
@@ -309,18 +307,11 @@ def _net(change: FileChange) -> Counter[str]:
     return Counter({text: count for text, count in net.items() if count})
 
 
-def _telling(text: str) -> bool:
-    """Whether a line is code that says something (not a brace, a blank or a one-word line):
-    a change of punctuation alone is no change of behaviour to take back."""
-    stripped = text.strip()
-    return len(stripped) >= _MIN_LINE and any(c.isalnum() for c in stripped)
-
-
 def _is_code(text: str, path: str) -> bool:
     """Whether a line says something and is code: not a comment, not a line of a string
     alone (a docstring's), not a literal given to a version-like name."""
     stripped = text.strip()
-    if not _telling(stripped) or stripped.startswith(_COMMENT_STARTS):
+    if not is_telling(stripped) or stripped.startswith(_COMMENT_STARTS):
         return False
     if _is_python(path) and _STRING_ONLY.fullmatch(stripped):
         return False

@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from app.guards.changes import FileChange, Line
+from app.guards.changes import FileChange, Line, is_telling
 from app.guards.code_names import (
     References,
     binds,
@@ -106,8 +106,6 @@ if TYPE_CHECKING:
 
 # A deleted body counts as added back (a rename or move) when this share of its lines is.
 _MOVED_SHARE = 0.5
-# Lines shorter than this say too little to show a body was moved.
-_MIN_LINE = 8
 # Text around a used name that must match for a line to count as the same line renamed.
 _MIN_CONTEXT = 12
 # A class, or a Ruby module (a namespace), with its path: `class Rack::Protection::Base`.
@@ -405,7 +403,7 @@ class Exemptions:
         # distinctive names of rules 2 and 3 these are `self._removed[name]`.
         for removed in self._deleted.get(name, []):
             body = _body_after(self._files[removed.file], removed.line)
-            if any(_telling(text) for text in body):
+            if any(is_telling(text) for text in body):
                 if mostly_added(body, self._added_lines):
                     return True
             elif self._header_renamed(removed) or self._line_code_stays(removed, reading):
@@ -979,16 +977,11 @@ def alignments(lines: Sequence[str], deleted: set[int]) -> list[set[int]]:
 def mostly_added(lines: Sequence[str], added: set[str]) -> bool:
     """Whether most of `lines` that say something come back among the added lines (True
     when none says anything: nothing shows they are gone)."""
-    telling = [text.strip() for text in lines if _telling(text)]
+    telling = [text.strip() for text in lines if is_telling(text)]
     if not telling:
         return True
     back = sum(1 for text in telling if text in added)
     return back >= _MOVED_SHARE * len(telling)
-
-
-def _telling(text: str) -> bool:
-    stripped = text.strip()
-    return len(stripped) >= _MIN_LINE and any(char.isalnum() for char in stripped)
 
 
 def _replacement(text: str, before: str, after: str, name: str) -> str | None:
