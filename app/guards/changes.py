@@ -59,6 +59,9 @@ class FileChange:
     link_target: str | None = None
     # Bytes of binary content on the new side (diff mode: unknown, 0).
     binary_bytes: int = 0
+    # The new side's unchanged lines a diff shows around the change (diff mode only: with the
+    # repository, the whole file is read instead).
+    context: tuple[Line, ...] = ()
 
     @property
     def path(self) -> str:

@@ -120,7 +120,7 @@ def _file_change(patched: PatchedFile) -> FileChange:
     status = _status(old_path, new_path, header)
     # A gitlink's "Subproject commit <sha>" line is a pointer, not a line of the file tree.
     gitlink = GITLINK_MODE in (patched.source_mode, patched.target_mode)
-    added, removed = ([], []) if gitlink else _lines(patched)
+    added, removed, context = ([], [], []) if gitlink else _lines(patched)
     old_count = _old_length(patched, status, len(removed))
     new_count: int | None = None
     if status == "added":
@@ -144,12 +144,14 @@ def _file_change(patched: PatchedFile) -> FileChange:
         old_line_count=old_count,
         new_line_count=new_count,
         link_target=link_target,
+        context=tuple(context),
     )
 
 
-def _lines(patched: PatchedFile) -> tuple[list[Line], list[Line]]:
+def _lines(patched: PatchedFile) -> tuple[list[Line], list[Line], list[Line]]:
     added: list[Line] = []
     removed: list[Line] = []
+    context: list[Line] = []
     for hunk in patched:
         position = max(hunk.target_start, 1)
         for line in hunk:
@@ -161,8 +163,9 @@ def _lines(patched: PatchedFile) -> tuple[list[Line], list[Line]]:
             elif line.is_removed:
                 removed.append(Line(line.source_line_no or 0, text, position))
             elif line.is_context and line.target_line_no:
+                context.append(Line(line.target_line_no, text, line.target_line_no))
                 position = line.target_line_no + 1
-    return added, removed
+    return added, removed, context
 
 
 def _old_length(patched: PatchedFile, status: Status, removed: int) -> int | None:

@@ -108,8 +108,10 @@ from app.guards.collection import (
 from app.guards.counts import Counts
 from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
+from app.guards.early_returns import early_returns
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
+from app.guards.pairs import plain_comment
 from app.guards.paths import display
 from app.guards.pytest_config import doctest_options, is_config, reaches, sections
 from app.guards.relocations import Relocations, SkippedAnyway, relocate
@@ -292,6 +294,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor, newest, installed)
+            found.extend(_returns(change, sides, existed))
             found.extend(
                 _markers(change, existed, sides, travelled.get(index), fresh, files, left_out)
             )
@@ -773,6 +776,18 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
     return found
 
 
+def _returns(change: FileChange, sides: _Sides, existed: set[str]) -> list[Tamper]:
+    """Bare returns added at the top level of a test that existed, with code after them
+    (`app.guards.early_returns`): read on the whole new file, or on what the diff shows."""
+    if not is_test_path(change.path):
+        return []
+    shown = sides.whole("head") if sides.trees is not None else None
+    if shown is None:
+        shown = sorted((*change.added, *change.context), key=lambda line: line.number)
+    message = "early return added to a test (the rest of it never runs)"
+    return [Tamper(change.path, n, message) for n in early_returns(change, shown, existed)]
+
+
 def _continues(lines: Sequence[Line], index: int) -> bool:
     """Whether `lines[index]` continues the statement of the line before it (`assert (`)."""
     if index == 0 or lines[index - 1].number != lines[index].number - 1:
@@ -1044,6 +1059,8 @@ def _new_narrowing(line: Line, change: FileChange, before: Counter[str]) -> bool
 
 
 def _skip_kind(text: str, path: str) -> str | None:
+    if plain_comment(text, path):
+        return None  # a comment runs nothing: `// TinyGo does not support t.Skip`
     if _MODULE_MARKERS.search(text):
         return "module"
     if DEFINING_SKIP.search(text):

@@ -186,3 +186,49 @@ def test_which_version_skips_apply_on_every_supported_python(
 ):
     lines = [Line(1, f"@pytest.mark.skipif({condition}, reason='x')", 1)]
     assert decorator_skips_everywhere(lines, 0, lambda: floor) is everywhere
+
+
+GO_TEST = (
+    'package p\n\nimport "testing"\n\nfunc TestRed(t *testing.T) {\n'
+    '\tif compute() != 2 {\n\t\tt.Fatal("red")\n\t}\n}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        "\t// TinyGo does not support t.Skip (SkipNow is incomplete)\n",
+        "\t//\tt.Skip()\n",
+    ],
+)
+def test_a_comment_that_mentions_a_skip_skips_nothing(repo: GitRepo, added: str):
+    def change(r: GitRepo) -> None:
+        r.write("p/red_test.go", GO_TEST.replace("\tif compute", added + "\tif compute"))
+
+    assert tamper(repo, {"p/red_test.go": GO_TEST}, change) == []
+
+
+@pytest.mark.parametrize(
+    ("added", "line"),
+    [
+        ('\tt.Skip("later") // TinyGo\n', 6),
+        ('\t/* a note */ t.Skip("later")\n', 6),
+    ],
+)
+def test_a_skip_with_a_comment_beside_it_is_still_a_skip(repo: GitRepo, added: str, line: int):
+    def change(r: GitRepo) -> None:
+        r.write("p/red_test.go", GO_TEST.replace("\tif compute", added + "\tif compute"))
+
+    found = tamper(repo, {"p/red_test.go": GO_TEST}, change)
+    assert found == [f"p/red_test.go:{line} skip marker added inside a test"]
+
+
+def test_a_python_comment_line_is_no_skip_but_a_skip_after_code_is(repo: GitRepo):
+    test = "import pytest\n\n\ndef test_red():\n    assert compute() == 2\n"
+    path = "tests/test_red.py"
+
+    def change(r: GitRepo) -> None:
+        new = "    # pytest.skip('flaky') was here once\n    x = 1; pytest.skip('now')\n"
+        r.write(path, test.replace("    assert", new + "    assert"))
+
+    assert tamper(repo, {path: test}, change) == [f"{path}:6 skip marker added inside a test"]

@@ -1,0 +1,114 @@
+"""A bare `return` added at the top of a test that existed ends it before its checks: a skip
+with no marker (`app.guards.early_returns`). Read with the repository (the whole new file)
+and from a bare diff (its context lines)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
+
+PY = (
+    "from calc import add\n\n\n"
+    "def test_add():\n    total = add(1, 2)\n    assert total == 3\n\n\n"
+    "def test_other():\n    assert add(2, 2) == 4\n"
+)
+GO = (
+    'package calc\n\nimport "testing"\n\n'
+    'func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal("bad")\n\t}\n}\n'
+)
+JS = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n\n"
+    "test('adds', () => {\n  const total = add(1, 2);\n  assert.equal(total, 3);\n});\n"
+)
+MESSAGE = "early return added to a test (the rest of it never runs)"
+
+
+def _edit(path: str, old: str, new: str):
+    def change(repo: GitRepo) -> None:
+        text = (repo.path / path).read_text()
+        assert old in text
+        repo.write(path, text.replace(old, new, 1))
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "old", "new", "line"),
+    [
+        ("tests/test_calc.py", PY, "def test_add():\n", "def test_add():\n    return\n", 5),
+        ("tests/test_calc.py", PY, "def test_add():\n", "def test_add():\n    return None\n", 5),
+        (
+            "tests/test_calc.py",
+            PY,
+            "    total = add(1, 2)\n",
+            "    total = add(1, 2)\n    return\n",
+            6,
+        ),
+        ("calc_test.go", GO, "*testing.T) {\n", "*testing.T) {\n\treturn\n", 6),
+        ("test/calc.js", JS, "test('adds', () => {\n", "test('adds', () => {\n  return;\n", 5),
+    ],
+)
+def test_a_bare_return_at_the_top_of_a_test_that_existed_is_reported(
+    repo: GitRepo, path: str, content: str, old: str, new: str, line: int
+):
+    found = tamper(repo, {path: content}, _edit(path, old, new))
+    assert found == [f"{path}:{line} {MESSAGE}"]
+
+
+def test_a_bare_diff_shows_the_header_in_its_context_and_is_reported(repo: GitRepo):
+    repo.write("tests/test_calc.py", PY)
+    repo.commit("base")
+    _edit("tests/test_calc.py", "def test_add():\n", "def test_add():\n    return\n")(repo)
+    diff = subprocess.run(
+        ["git", "diff"], cwd=repo.path, env=repo.env, capture_output=True, text=True, check=True
+    ).stdout
+    assert by_rule(diff_result(diff), "test-tamper") == [("tests/test_calc.py", 5, MESSAGE)]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Under a condition, in a loop or a nested function: it ends that block, not the test.
+        (
+            "    total = add(1, 2)\n",
+            "    total = add(1, 2)\n    if total is None:\n        return\n",
+        ),
+        (
+            "    total = add(1, 2)\n",
+            "    for _ in range(2):\n        return\n    total = add(1, 2)\n",
+        ),
+        (
+            "    total = add(1, 2)\n",
+            "    def helper():\n        return\n\n    total = add(1, 2)\n",
+        ),
+        # The last statement of the body: nothing after it is skipped.
+        ("    assert total == 3\n", "    assert total == 3\n    return\n"),
+        # A return with a value is not bare (JavaScript hands the runner a promise with it).
+        ("def test_add():\n", "def test_add():\n    return add\n"),
+    ],
+)
+def test_a_return_that_ends_less_than_the_test_passes(repo: GitRepo, old: str, new: str):
+    path = "tests/test_calc.py"
+    assert tamper(repo, {path: PY}, _edit(path, old, new)) == []
+
+
+def test_a_return_in_a_new_test_or_a_helper_passes(repo: GitRepo):
+    path = "tests/test_calc.py"
+    new_test = "\n\ndef test_new():\n    return\n    assert add(0, 0) == 0\n"
+    helper = "\n\ndef make():\n    return\n    add(0, 0)\n"
+    assert tamper(repo, {path: PY}, _edit(path, "== 4\n", "== 4\n" + new_test + helper)) == []
+
+
+def test_a_js_callback_returning_early_is_not_the_test_returning(repo: GitRepo):
+    path = "test/calc.js"
+    new = "  [1, 2].forEach((n) => {\n    return;\n    add(n, n);\n  });\n"
+    assert tamper(repo, {path: JS}, _edit(path, "  assert.equal", new + "  assert.equal")) == []
+
+
+def test_a_go_subtest_returning_early_is_its_own_business(repo: GitRepo):
+    old = "\tif Add(1, 2) != 3 {"
+    new = '\tt.Run("inner", func(t *testing.T) {\n\t\treturn\n\t\tAdd(0, 0)\n\t})\n' + old
+    assert tamper(repo, {"calc_test.go": GO}, _edit("calc_test.go", old, new)) == []
