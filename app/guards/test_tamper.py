@@ -108,6 +108,7 @@ from app.guards.collection import (
 from app.guards.counts import Counts
 from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
+from app.guards.early_exits import early_exits
 from app.guards.early_returns import early_returns
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
@@ -295,6 +296,8 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor, newest, installed)
             found.extend(_returns(change, sides, existed))
+            whole = sides.whole("head") if sides.trees is not None else None
+            found.extend(Tamper(change.path, *exit) for exit in early_exits(change, whole))
             found.extend(
                 _markers(change, existed, sides, travelled.get(index), fresh, files, left_out)
             )

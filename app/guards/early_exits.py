@@ -1,0 +1,118 @@
+"""Test code that ends the run before the tests, with success: the runner's process exits (or
+the session is ended) while it collects or sets up, and no test is reported failed because no
+test ran. No marker is added and no test removed, so the other checks see nothing.
+
+Reported, on lines the change adds to test material (`app.guards.suite.is_test_path`):
+
+- Python, at a module's top level, which runs when pytest imports it: `sys.exit(...)`,
+  `os._exit(...)`, `exit(...)`, `quit(...)`, `pytest.exit(...)`, `raise SystemExit`; under
+  `if __name__ == "__main__":` it never runs under pytest and is indented, so not read;
+- Python, anywhere in a `conftest.py` (its hooks and fixtures run for every test): the same
+  calls but the bare `exit` and `quit`, which a nested function may name for itself;
+- JavaScript and TypeScript, at the top level of a file the runner collects:
+  `process.exit(...)`, `process.reallyExit(...)`, `process.abort()`,
+  `process.kill(process.pid...)`;
+- Go, in a `_test.go` file: a `TestMain(m *testing.M)` that never calls `m.Run()` (the
+  package's tests then never run, and `go test` passes), or calls `os.Exit(0)` on a line
+  before it (`os.Exit(1)` on a failed setup fails the run, as it should), read whole from
+  the new file where the repository is read, from the added lines otherwise; and
+  `os.Exit(...)` in a `func init()`, which runs before any test.
+
+Exits inside a test or a helper are not read: a CLI test builds commands that call
+`sys.exit(1)`, and Go's helper-process idiom (`os.Exit(0)` in `TestHelperProcess`, run as a
+subprocess) is everywhere. Those end one test or a child process, never the run.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+
+from app.guards.changes import FileChange, Line
+from app.guards.pairs import plain_comment
+from app.guards.suite import collects_tests, indent, is_test_path
+
+_PY_TOP_EXIT = re.compile(
+    r"^(?:(?:os\._exit|sys\.exit|pytest\.exit|exit|quit)\s*\(|raise\s+SystemExit\b)"
+)
+_PY_ANY_EXIT = re.compile(
+    r"(?<![\w.])(?:os\._exit|sys\.exit|pytest\.exit)\s*\(|(?<![\w.])raise\s+SystemExit\b"
+)
+_JS_TOP_EXIT = re.compile(
+    r"^(?:process\.(?:exit|reallyExit|abort)\s*\(|process\.kill\s*\(\s*process\.pid\b)"
+)
+_GO_TEST_MAIN = re.compile(r"^func\s+TestMain\s*\(\s*(?P<m>\w+)\s+\*testing\.M\s*\)")
+_GO_INIT = re.compile(r"^func\s+init\s*\(\s*\)")
+_GO_EXIT = re.compile(r"(?<![\w.])os\.Exit\s*\(")
+_GO_SUCCESS = re.compile(r"(?<![\w.])os\.Exit\s*\(\s*0\s*\)")
+_JS_SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
+
+MESSAGE = "exit added to test code (the run ends before its tests)"
+NO_RUN = "TestMain never calls {m}.Run() (the package's tests never run)"
+
+
+def early_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[int, str]]:
+    """(line, message) for each way the change's new side ends the run before its tests.
+    `whole` is the new side read whole, when the repository is read."""
+    path = change.new_path or ""
+    if change.status == "deleted" or not is_test_path(path):
+        return []
+    if path.endswith(".py"):
+        return [(n, MESSAGE) for n in _python_exits(change.added, path)]
+    if path.endswith(_JS_SUFFIXES) and collects_tests(path):
+        return [(line.number, MESSAGE) for line in change.added if _JS_TOP_EXIT.match(line.text)]
+    if path.endswith("_test.go"):
+        return _go_exits(change, whole)
+    return []
+
+
+def _python_exits(added: Sequence[Line], path: str) -> list[int]:
+    conftest = posixpath.basename(path) == "conftest.py"
+    found: list[int] = []
+    for line in added:
+        if plain_comment(line.text, path):
+            continue
+        if _PY_TOP_EXIT.match(line.text) or (conftest and _PY_ANY_EXIT.search(line.text)):
+            found.append(line.number)
+    return found
+
+
+def _go_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[int, str]]:
+    lines = list(whole) if whole is not None else list(change.added)
+    added = {line.number for line in change.added}
+    found: list[tuple[int, str]] = []
+    for position, line in enumerate(lines):
+        main, init = _GO_TEST_MAIN.match(line.text), _GO_INIT.match(line.text)
+        if main is None and init is None:
+            continue
+        body = _go_body(lines, position)
+        if body is None or not ({line.number} | {b.number for b in body}) & added:
+            continue  # unchanged, or not all of it shown: judged where it changes
+        if main is not None:
+            runs = re.compile(rf"(?<![\w.]){re.escape(main['m'])}\.Run\s*\(")
+            first = next((i for i, b in enumerate(body) if runs.search(b.text)), None)
+            if first is None:
+                found.append((line.number, NO_RUN.format(m=main["m"])))
+            else:
+                found.extend(
+                    (b.number, MESSAGE) for b in body[:first] if _GO_SUCCESS.search(b.text)
+                )
+        else:
+            found.extend((b.number, MESSAGE) for b in body if _GO_EXIT.search(b.text))
+    return found
+
+
+def _go_body(lines: Sequence[Line], position: int) -> list[Line] | None:
+    """The lines of a top-level Go function after its header, to its closing `}` at the start
+    of a line (gofmt's layout); None when the run of lines ends first."""
+    if lines[position].text.rstrip().endswith("}"):
+        return [lines[position]]  # `func TestMain(m *testing.M) { os.Exit(m.Run()) }`
+    body: list[Line] = []
+    for index in range(position + 1, len(lines)):
+        if lines[index].number != lines[index - 1].number + 1:
+            return None
+        if lines[index].text.startswith("}") and indent(lines[index].text) == 0:
+            return body
+        body.append(lines[index])
+    return None
