@@ -106,6 +106,7 @@ from app.guards.collection import (
     subclasses_left_off,
 )
 from app.guards.counts import Counts
+from app.guards.dead_checks import always_holds, dead_blocks
 from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.early_exits import early_exits
@@ -295,9 +296,11 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor, newest, installed)
-            found.extend(_returns(change, sides, existed))
-            whole = sides.whole("head") if sides.trees is not None else None
-            found.extend(Tamper(change.path, *exit) for exit in early_exits(change, whole))
+            if is_test_path(change.path):
+                found.extend(_returns(change, sides, existed))
+                found.extend(_dead_assertions(change, _new_side(change, sides)))
+                whole = sides.whole("head") if sides.trees is not None else None
+                found.extend(Tamper(change.path, *exit) for exit in early_exits(change, whole))
             found.extend(
                 _markers(change, existed, sides, travelled.get(index), fresh, files, left_out)
             )
@@ -764,7 +767,9 @@ def _removed_tests(change: FileChange, gone: list[Definition]) -> list[Tamper]:
 
 
 def _disabled_assertions(change: FileChange) -> list[Tamper]:
-    """An assertion line replaced by itself commented out, or a Python `assert x` by `x`."""
+    """An assertion line replaced by itself commented out, or a Python `assert x` by `x`; where
+    the change takes an assertion out, an assertion added that always holds (`assert True or
+    x`, `expect(true).toBe(true)`: `app.guards.dead_checks`)."""
     removed = {line.text.strip() for line in change.removed if is_assertion(line.text)}
     if not removed:
         return []
@@ -776,19 +781,44 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
             found.append(Tamper(change.path, line.number, "assertion commented out"))
         elif f"assert {text}" in removed and not _continues(change.added, position):
             found.append(Tamper(change.path, line.number, "assert statement removed"))
+        elif text not in removed and always_holds(text, change.path):
+            found.append(Tamper(change.path, line.number, "assertion that always holds added"))
     return found
+
+
+def _dead_assertions(change: FileChange, shown: Sequence[Line]) -> list[Tamper]:
+    """An added `if False:` (`if (false) {`, ...) over assertions that were in the file before:
+    unchanged lines, or lines taken out and put back (`app.guards.dead_checks`)."""
+    added = {line.number for line in change.added}
+    removed = {line.text.strip() for line in change.removed if is_assertion(line.text)}
+    found: list[Tamper] = []
+    for header, block in dead_blocks(shown, change.added).items():
+        if any(definition_name_at(block, i) for i in range(len(block))):
+            continue  # tests defined there: no longer collected (`app.guards.collection`)
+        if any(
+            is_assertion(line.text) and (line.number not in added or line.text.strip() in removed)
+            for line in block
+        ):
+            message = "assertions put under a condition that never holds"
+            found.append(Tamper(change.path, header, message))
+    return found
+
+
+def _new_side(change: FileChange, sides: _Sides) -> list[Line]:
+    """The new side of a changed file: whole where the repository is read, else the added and
+    context lines the diff shows, in order."""
+    whole = sides.whole("head") if sides.trees is not None else None
+    if whole is not None:
+        return whole
+    return sorted((*change.added, *change.context), key=lambda line: line.number)
 
 
 def _returns(change: FileChange, sides: _Sides, existed: set[str]) -> list[Tamper]:
     """Bare returns added at the top level of a test that existed, with code after them
     (`app.guards.early_returns`): read on the whole new file, or on what the diff shows."""
-    if not is_test_path(change.path):
-        return []
-    shown = sides.whole("head") if sides.trees is not None else None
-    if shown is None:
-        shown = sorted((*change.added, *change.context), key=lambda line: line.number)
     message = "early return added to a test (the rest of it never runs)"
-    return [Tamper(change.path, n, message) for n in early_returns(change, shown, existed)]
+    numbers = early_returns(change, _new_side(change, sides), existed)
+    return [Tamper(change.path, n, message) for n in numbers]
 
 
 def _continues(lines: Sequence[Line], index: int) -> bool:

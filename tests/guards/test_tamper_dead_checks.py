@@ -1,0 +1,104 @@
+"""Assertions kept in the file but made to check nothing (`app.guards.dead_checks`): put
+under an added `if False:` / `if false {`, or replaced by one that always holds. Real rule,
+real git."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.guards.conftest import GitRepo, tamper
+
+PY = "from calc import add\n\n\ndef test_add():\n    total = add(1, 2)\n    assert total == 3\n"
+GO = (
+    'package calc\n\nimport "testing"\n\n'
+    'func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal("bad")\n\t}\n}\n'
+)
+JS = "test('adds', () => {\n  const total = add(1, 2);\n  expect(total).toBe(3);\n});\n"
+DEAD = "assertions put under a condition that never holds"
+ALWAYS = "assertion that always holds added"
+
+
+def _edit(path: str, old: str, new: str):
+    def change(repo: GitRepo) -> None:
+        text = (repo.path / path).read_text()
+        assert old in text
+        repo.write(path, text.replace(old, new, 1))
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "new", "line"),
+    [
+        (
+            "tests/test_calc.py",
+            PY,
+            PY.replace("    assert total", "    if False:\n        assert total"),
+            6,
+        ),
+        # gofmt's layout would re-indent the check; unindented, the braces still close it.
+        (
+            "calc_test.go",
+            GO,
+            GO.replace("\tif Add", "\tif false {\n\tif Add").replace("\t}\n}", "\t}\n\t}\n}"),
+            6,
+        ),
+        (
+            "test/calc.test.js",
+            JS,
+            JS.replace("  expect(", "  if (false) {\n  expect(").replace(";\n})", ";\n  }\n})"),
+            3,
+        ),
+    ],
+)
+def test_an_assertion_under_a_condition_that_never_holds_is_reported(
+    repo: GitRepo, path: str, content: str, new: str, line: int
+):
+    found = tamper(repo, {path: content}, lambda r: r.write(path, new))
+    assert found == [f"{path}:{line} {DEAD}"]
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "    assert True or total == 3\n",
+        "    assert total == 3 or 1\n",
+        '    assert (total == 3, "three")\n',
+        "    assert True\n",
+    ],
+)
+def test_an_assertion_replaced_by_one_that_always_holds_is_reported(repo: GitRepo, new: str):
+    path = "tests/test_calc.py"
+    found = tamper(repo, {path: PY}, _edit(path, "    assert total == 3\n", new))
+    assert found == [f"{path}:6 {ALWAYS}"]
+
+
+@pytest.mark.parametrize(
+    "new",
+    ["  expect(true).toBe(true);\n", "  assert.ok(true);\n", "  expect(1).toBeTruthy();\n"],
+)
+def test_a_javascript_check_that_always_holds_is_reported(repo: GitRepo, new: str):
+    path = "test/calc.test.js"
+    found = tamper(repo, {path: JS}, _edit(path, "  expect(total).toBe(3);\n", new))
+    assert found == [f"{path}:3 {ALWAYS}"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A new test's placeholder: the file loses no assertion.
+        (
+            "    assert total == 3\n",
+            "    assert total == 3\n\n\ndef test_todo():\n    assert True\n",
+        ),
+        # An assertion rewritten into a stronger one.
+        ("    assert total == 3\n", "    assert total == 3 and isinstance(total, int)\n"),
+        # A condition that is not a literal is not read as dead.
+        ("    assert total == 3\n", "    if TYPE_CHECKING:\n        pass\n    assert total == 3\n"),
+        # `if False:` over new code only.
+        ("    total =", "    if False:\n        print('debug')\n    total ="),
+    ],
+)
+def test_checks_that_still_check_pass(repo: GitRepo, old: str, new: str):
+    path = "tests/test_calc.py"
+    assert tamper(repo, {path: PY}, _edit(path, old, new)) == []
