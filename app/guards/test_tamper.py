@@ -118,6 +118,7 @@ from app.guards.paths import display
 from app.guards.pytest_config import doctest_options, is_config, reaches, sections
 from app.guards.relocations import Relocations, SkippedAnyway, relocate
 from app.guards.retyped import js_to_ts, suite_retyped
+from app.guards.runner_commands import runner_commands
 from app.guards.runner_config import runner_narrowing
 from app.guards.skip_conditions import (
     Floor,
@@ -189,6 +190,8 @@ _NARROWING = re.compile(
     # Which files, classes and functions are collected, and hooks that drop collected items.
     r"|\b(?:python_files|python_classes|python_functions)\b"
     r"|\bpytest_(?:collection_modifyitems|ignore_collect|collect_file|pycollect_makeitem)\b"
+    # Collecting, or setting up, without running a test: the run passes whatever they say.
+    r"|(?<![\w-])--(?:co|collect-only|setup-only|setup-plan)\b"
     # A conftest.py setting its names indirectly (`globals()["collect_" "ignore"] = ...`).
     r"|\bglobals\s*\(\s*\)\s*\[|(?<![\w.])exec\s*\("
 )
@@ -308,6 +311,7 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
     found.extend(tamper for change in files for tamper in _outcome_hooks(change))
     found.extend(tamper for change in files for tamper in _scripted_narrowing(change))
     found.extend(Tamper(*narrowed) for narrowed in runner_narrowing(files, trees))
+    found.extend(Tamper(*command) for command in runner_commands(files, trees))
     narrowed = _config_narrowed(files, trees, found, left_out)
     narrowed += _moved_out_of_reach(files, trees, moves, found)
     return found + _lost_assertions(files, moves) + narrowed
