@@ -16,17 +16,32 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 
-from app.guards.changes import FileChange
+from app.guards.changes import FileChange, Line
 from app.guards.trees import TreeView
 
-__all__ = ["go_never_built"]
+__all__ = ["constraint_added", "go_never_built"]
 
 Version = tuple[int, int]
 
 _GO_DIRECTIVE = re.compile(r"^\s*go\s+(\d+)\.(\d+)\b")
 _BUILD_LINE = re.compile(r"^//go:build\s+(?P<expr>.+?)\s*$")
+# The old form, read by the go command when a file has no `//go:build` line: spaces are `||`,
+# commas `&&` (`// +build linux,amd64 darwin`).
+_PLUS_BUILD = re.compile(r"^//\s*\+build\s+(?P<expr>.+?)\s*$")
 _TOKEN = re.compile(r"\s*(\(|\)|!|&&|\|\||[\w.]+)")
 _RELEASE_TAG = re.compile(r"^go(\d+)\.(\d+)$")
+# Where the suite runs (`app.guards.skip_conditions`): Linux on x86_64, built by gc. `cgo`
+# depends on the environment, and any other tag on the command line (`-tags`): unknown.
+_ON_LINUX = frozenset({"linux", "unix", "amd64", "gc"})
+_ELSEWHERE = frozenset(
+    {
+        "aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js",
+        "nacl", "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows", "zos",
+        "386", "amd64p32", "arm", "armbe", "arm64", "arm64be", "loong64", "mips", "mipsle",
+        "mips64", "mips64le", "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le", "riscv",
+        "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm", "gccgo",
+    }
+)  # fmt: skip
 
 
 def go_never_built(files: Sequence[FileChange], trees: TreeView | None, index: int) -> bool:
@@ -43,6 +58,70 @@ def go_never_built(files: Sequence[FileChange], trees: TreeView | None, index: i
     if floor is None:
         return False
     return _evaluate(expr, floor) is False
+
+
+def constraint_added(change: FileChange, trees: TreeView | None) -> int | None:
+    """The line of a `//go:build` constraint the change gives a Go test file that existed,
+    when the head's constraint may be false where the suite runs (Linux, x86_64, gc: an
+    `ignore` or custom tag, another system) and the base's was surely true there, or absent:
+    a file-wide skip, like a module's `pytestmark`. One that holds on Linux (`!windows`,
+    `linux || darwin`) passes, and so does one reworded from a constraint that may already
+    be false (`integration` made `integration && !race`)."""
+    path = change.new_path or ""
+    if change.status not in ("modified", "renamed") or not path.endswith("_test.go"):
+        return None
+    added = [line for line in change.added if _BUILD_LINE.match(line.text.strip())]
+    if not added:
+        return _plus_build_added(change)
+    head = trees.text("head", path) if trees is not None else None
+    if head is not None:
+        expr = _constraint(head.splitlines())
+        base = _base_lines(change, trees)
+        before = _constraint(base) or _plus_build([line for line in base if line.strip()][:20])
+    else:
+        expr = _build_expr(added)
+        before = _build_expr(change.removed) or _plus_build([ln.text for ln in change.removed])
+    if expr is None or _evaluate(expr, None) is True:
+        return None
+    if before is not None and _evaluate(before, None) is not True:
+        return None
+    return added[0].number
+
+
+def _plus_build_added(change: FileChange) -> int | None:
+    """An old-form `// +build` line added (where no `//go:build` line is), judged the same
+    way against the old-form constraint the change removes, if any."""
+    for line in change.added:
+        expr = _plus_build([line.text])
+        if expr is None:
+            continue
+        if _evaluate(expr, None) is True:
+            return None
+        before = _plus_build([removed.text for removed in change.removed])
+        if before is not None and _evaluate(before, None) is not True:
+            return None
+        return line.number
+    return None
+
+
+def _plus_build(lines: Sequence[str]) -> str | None:
+    """The first old-form `// +build` line among `lines` in the new form: its alternatives,
+    each a conjunction (`// +build linux,amd64 darwin` is `(linux && amd64) || (darwin)`)."""
+    for text in lines:
+        match = _PLUS_BUILD.match(text.strip())
+        if match is not None:
+            options = [" && ".join(term.split(",")) for term in match["expr"].split()]
+            return " || ".join(f"({option})" for option in options)
+    return None
+
+
+def _build_expr(lines: Sequence[Line]) -> str | None:
+    """The expression of the first `//go:build` line among changed lines (a bare diff)."""
+    for line in lines:
+        match = _BUILD_LINE.match(line.text.strip())
+        if match is not None:
+            return match["expr"]
+    return None
 
 
 def _base_lines(change: FileChange, trees: TreeView | None) -> list[str]:
@@ -93,9 +172,11 @@ def _go_floor(files: Sequence[FileChange], trees: TreeView | None, path: str) ->
         folder = posixpath.dirname(folder)
 
 
-def _evaluate(expr: str, floor: Version) -> bool | None:
+def _evaluate(expr: str, floor: Version | None) -> bool | None:
     """The constraint's truth on every Go from `floor` on: True, False, or None (depends on
-    an unknown tag or a later release). None when it cannot be parsed."""
+    an unknown tag or a later release). None when it cannot be parsed. Without a floor, on
+    Linux, x86_64, gc: the system, architecture and compiler tags are known, release tags
+    are not."""
     tokens: list[str] = []
     position = 0
     while position < len(expr):
@@ -118,7 +199,7 @@ class _Parser:
     """`||` over `&&` over `!` and parentheses, as `go/build/constraint` reads them, in
     Kleene's three-valued logic (None: unknown)."""
 
-    def __init__(self, tokens: list[str], floor: Version) -> None:
+    def __init__(self, tokens: list[str], floor: Version | None) -> None:
         self._tokens = tokens
         self._at = 0
         self._floor = floor
@@ -175,6 +256,8 @@ class _Parser:
         return self._tag(word)
 
     def _tag(self, tag: str) -> bool | None:
+        if self._floor is None:
+            return True if tag in _ON_LINUX else (False if tag in _ELSEWHERE else None)
         release = _RELEASE_TAG.match(tag)
         if release is None:
             return None

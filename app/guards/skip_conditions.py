@@ -141,6 +141,8 @@ _MAX_LINES = 20
 _IF = re.compile(r"^\s*(?:\}\s*)?(?:else\s+if|elif|if)\b(?P<cond>.+?)[:{]\s*$")
 # Python's one-line form: `if cond: pytest.skip(...)`.
 _INLINE_IF = re.compile(r"^\s*if\b(?P<cond>.+?):\s*\S")
+# JavaScript's one-line form opens with `if (`: `if (process.platform === 'win32') this.skip();`.
+_BRACED_IF = re.compile(r"^\s*(?:\}\s*else\s+)?if\s*\(")
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,9 @@ def body_skip_elsewhere_only(
     inline = _INLINE_IF.match(lines[index].text)
     if inline is not None:
         return condition_false_on_linux(inline.group("cond"), names, **pythons)
+    braced = _braced_inline_condition(lines[index].text)
+    if braced is not None:
+        return condition_false_on_linux(braced, names, **pythons)
     skip_indent = indent(lines[index].text)
     position = index
     while position > 0 and lines[position - 1].number == lines[position].number - 1:
@@ -280,6 +285,23 @@ def body_skip_elsewhere_only(
             return False
         return condition_false_on_linux(match.group("cond"), names, **pythons)
     return False
+
+
+def _braced_inline_condition(text: str) -> str | None:
+    """The condition of a JavaScript one-line `if (cond) this.skip();`: the text inside the
+    parentheses that open after `if`, to the one that closes them, when a statement follows on
+    the same line (not a block's `{`)."""
+    match = _BRACED_IF.match(text)
+    if match is None:
+        return None
+    depth = 0
+    for position in range(match.end() - 1, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[position], 0)
+        if depth == 0:
+            rest = text[position + 1 :].strip()
+            inside = text[match.end() : position]
+            return inside if rest and not rest.startswith("{") else None
+    return None
 
 
 def condition_false_on_linux(

@@ -92,7 +92,7 @@ from fnmatch import fnmatchcase
 from functools import cache, partial
 
 from app.guards.aliases import with_linux_aliases
-from app.guards.build_constraints import go_never_built
+from app.guards.build_constraints import constraint_added, go_never_built
 from app.guards.case_skips import paid_skips
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.classifiers import newest_python
@@ -174,6 +174,16 @@ _BODY_MARKERS = re.compile(
     r"\bpytest\.(skip|xfail|importorskip)\s*\(|\.skipTest\s*\(|raise\s+(unittest\.)?SkipTest\b"
     r"|\b[tb]\.Skip(Now|f)?\s*\("
 )
+# Skipping from inside a JavaScript test: Mocha's `this.skip()`, node:test's and tap's
+# `t.skip()`, Vitest's `ctx.skip()`.
+_JS_BODY_MARKERS = re.compile(r"(?<![\w$.])(?:this|t|ctx|context)\.skip\s*\(")
+# node:test's options object on a test, `test('name', { skip: true }, fn)` (or `todo`): the
+# value says whether it skips (`false` does not; a condition false on Linux does not).
+_OPTION_SKIP = re.compile(
+    r"(?<![\w.$])(?:it|test|describe|suite)\s*\(\s*(?P<q>['\"`]).*?(?P=q)\s*,\s*\{[^{}]*?"
+    r"\b(?:skip|todo)\s*:\s*(?P<value>[^,}]+)"
+)
+_JS_SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
 # RSpec and minitest skip with bare words, which mean something else in other languages.
 _RUBY_BODY_MARKERS = re.compile(r"^\s*(skip|pending)(\s*\(|\s+['\"]|\s*$)")
 # A skipped suite: every test inside it is skipped.
@@ -296,6 +306,10 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
         found.extend(_hidden(change, trees, floor, newest))
         if is_test_path(change.path):
             found.extend(_disabled_assertions(change))
+            constrained = constraint_added(change, trees)
+            if constrained is not None:
+                message = "build constraint added to a test file (its tests may not be built)"
+                found.append(Tamper(change.path, constrained, message))
         if is_test_path(change.path) or _PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor, newest, installed)
@@ -1108,7 +1122,20 @@ def _skip_kind(text: str, path: str) -> str | None:
         return "decorator"
     if _BODY_MARKERS.search(text) or (path.endswith(".rb") and _RUBY_BODY_MARKERS.search(text)):
         return "body"
+    if path.endswith(_JS_SUFFIXES):
+        if _JS_BODY_MARKERS.search(text):
+            return "body"
+        option = _OPTION_SKIP.search(text)
+        if option is not None and _option_skips(option["value"]):
+            return "defining"
     return None
+
+
+def _option_skips(value: str) -> bool:
+    """Whether a node:test `skip:`/`todo:` option may skip where the suite runs: anything but
+    `false`, `undefined`, `null`, `0` or a condition false on Linux."""
+    value = value.strip()
+    return value not in ("false", "undefined", "null", "0") and not condition_false_on_linux(value)
 
 
 def _skip_kinds(lines: Sequence[Line], sides: _Sides, side: Side) -> Iterable[str | None]:

@@ -1,0 +1,120 @@
+"""Skips the earlier checks did not read: a Go build constraint given to a test file that
+existed (a file-wide skip, `app.guards.build_constraints.constraint_added`), node:test's
+`{ skip: ... }` option, and a skip from inside a JavaScript test (`this.skip()`, `t.skip()`).
+Real rule, real git."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.guards.conftest import GitRepo, tamper
+
+GO = (
+    'package calc\n\nimport "testing"\n\n'
+    'func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal("bad")\n\t}\n}\n'
+)
+JS = "const test = require('node:test');\n\ntest('adds', () => {\n  check(add(1, 2));\n});\n"
+BUILD = "build constraint added to a test file (its tests may not be built)"
+
+
+@pytest.mark.parametrize(
+    "constraint",
+    ["//go:build ignore", "//go:build windows", "//go:build cgo", "// +build ignore"],
+)
+def test_a_constraint_that_may_leave_the_file_unbuilt_is_reported(repo: GitRepo, constraint: str):
+    found = tamper(
+        repo, {"calc_test.go": GO}, lambda r: r.write("calc_test.go", f"{constraint}\n\n{GO}")
+    )
+    assert found == [f"calc_test.go:1 {BUILD}"]
+
+
+@pytest.mark.parametrize(
+    "constraint",
+    [
+        "//go:build !windows",
+        "//go:build linux && amd64",
+        "//go:build unix || windows",
+        "// +build linux,amd64 darwin",
+    ],
+)
+def test_a_constraint_that_holds_where_the_suite_runs_passes(repo: GitRepo, constraint: str):
+    assert (
+        tamper(
+            repo, {"calc_test.go": GO}, lambda r: r.write("calc_test.go", f"{constraint}\n\n{GO}")
+        )
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # gofmt writing the new form above the old: the same constraint.
+        ("// +build integration", "//go:build integration\n// +build integration"),
+        # A constraint that already might not hold, reworded.
+        ("//go:build integration", "//go:build integration && !race"),
+    ],
+)
+def test_a_constraint_restated_passes(repo: GitRepo, before: str, after: str):
+    def change(r: GitRepo) -> None:
+        r.write("calc_test.go", f"{after}\n\n{GO}")
+
+    assert tamper(repo, {"calc_test.go": f"{before}\n\n{GO}"}, change) == []
+
+
+def test_a_constraint_on_a_new_test_file_is_its_own_business(repo: GitRepo):
+    def change(r: GitRepo) -> None:
+        r.write("win_test.go", "//go:build windows\n\n" + GO.replace("TestAdd", "TestWin"))
+
+    assert tamper(repo, {"calc_test.go": GO}, change) == []
+
+
+@pytest.mark.parametrize(
+    ("header", "line"),
+    [
+        ("test('adds', { skip: true }, () => {", 3),
+        ("test('adds', { skip: 'not today' }, () => {", 3),
+        ("test('adds', { todo: true }, () => {", 3),
+        ("test('adds', { timeout: 5, skip: !process.env.CI }, () => {", 3),
+    ],
+)
+def test_a_node_test_skip_option_is_a_skip(repo: GitRepo, header: str, line: int):
+    change = lambda r: r.write("test/calc.js", JS.replace("test('adds', () => {", header))  # noqa: E731
+    assert tamper(repo, {"test/calc.js": JS}, change) == [
+        f"test/calc.js:{line} skip marker added to a test"
+    ]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "test('adds', { skip: false }, () => {",
+        "test('adds', { skip: process.platform === 'win32' }, () => {",
+        "test('adds', { timeout: 5000 }, () => {",
+    ],
+)
+def test_a_node_test_option_that_runs_the_test_passes(repo: GitRepo, header: str):
+    change = lambda r: r.write("test/calc.js", JS.replace("test('adds', () => {", header))  # noqa: E731
+    assert tamper(repo, {"test/calc.js": JS}, change) == []
+
+
+@pytest.mark.parametrize(
+    ("header", "skip"),
+    [
+        ("test('adds', function () {", "  this.skip();"),
+        ("test('adds', (t) => {", "  t.skip('later');"),
+        ("test('adds', (ctx) => {", "  ctx.skip();"),
+    ],
+)
+def test_a_skip_from_inside_a_javascript_test_is_reported(repo: GitRepo, header: str, skip: str):
+    new = JS.replace("test('adds', () => {", f"{header}\n{skip}")
+    found = tamper(repo, {"test/calc.js": JS}, lambda r: r.write("test/calc.js", new))
+    assert found == ["test/calc.js:4 skip marker added inside a test"]
+
+
+def test_a_javascript_skip_on_another_platform_only_passes(repo: GitRepo):
+    new = JS.replace(
+        "test('adds', () => {",
+        "test('adds', function () {\n  if (process.platform === 'win32') this.skip();",
+    )
+    assert tamper(repo, {"test/calc.js": JS}, lambda r: r.write("test/calc.js", new)) == []
