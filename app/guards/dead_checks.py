@@ -1,16 +1,21 @@
-"""Assertions kept in the file but made to check nothing, where a change takes an assertion
-out: put back under a condition that never holds, or replaced by one that always holds.
+"""Assertions kept in the file but made to check nothing: put under a condition that never
+holds or a handler that swallows their failure, or replaced by one that always holds.
 
 - A **dead block**: the lines under an added `if False:`, `if 0:`, `if None:`, `while False:`,
   Go's `if false {`, JavaScript's `if (false) {` (or `0`, `null`, `undefined`), to the end of
   the block, read by indentation on the whole new file (or as much as a diff shows). An
   assertion there that was in the file before (unchanged, or taken out and put back) never
   runs; a new test's own new checks are left alone.
+- A **swallowing handler**: the lines under an added Python `with suppress(AssertionError)`
+  (or `Exception`, `BaseException`), or an added `try:` whose handler catches those (or all)
+  and neither re-raises nor checks; JavaScript's `try {` whose `catch` neither throws nor
+  checks. An assertion there that was in the file before fails and nobody hears it.
 - An assertion that **always holds**: Python's `assert` of a literal that is true (`assert
-  True`, `assert 1`, `assert "x"`, a non-empty tuple, the classic `assert (x, "message")`), or
-  an `or` with such a literal among its operands (`assert True or total == 3`); JavaScript's
-  `assert(true)`, `assert.ok(true)`, `t.true(true)`, `t.truthy(1)`, `expect(true).toBe(true)`
-  and the like.
+  True`, `assert 1`, `assert "x"`, a non-empty tuple, the classic `assert (x, "message")`), of
+  an expression compared with itself (`assert total == total`), or an `or` with either among
+  its operands (`assert True or total == 3`); JavaScript's `assert(true)`, `assert.ok(true)`,
+  `t.true(true)`, `t.truthy(1)`, `expect(true).toBe(true)`, `expect(x).toBe(x)`,
+  `assert.equal(x, x)`, `t.is(x, x)` and the like.
 
 An assertion that always holds is read only where the file loses an assertion, so a new
 test's placeholder `assert True` is left alone. The expressions are parsed with `ast`, never
@@ -24,18 +29,31 @@ import re
 from collections.abc import Sequence
 
 from app.guards.changes import Line
-from app.guards.suite import indent
+from app.guards.suite import indent, is_assertion
 
 _NEVER = r"(?:False|false|0|None|null|undefined|nil)"
 _DEAD_HEADER = re.compile(
     rf"^\s*(?:(?:if|while)\s+{_NEVER}\s*:\s*$|(?:\}}\s*else\s+)?if\s*\(\s*!?\s*{_NEVER}\s*\)\s*\{{"
     rf"|if\s+{_NEVER}\s*\{{)"
 )
+_CATCHES_FAILURE = r"(?:AssertionError|Exception|BaseException)"
+_SUPPRESS = re.compile(
+    rf"^\s*with\s+(?:contextlib\.)?suppress\s*\([^)]*\b{_CATCHES_FAILURE}\b[^)]*\)\s*:"
+)
+_PY_TRY = re.compile(r"^\s*try\s*:\s*$")
+_PY_EXCEPT = re.compile(
+    rf"^\s*except\s*(?::|\(?[^):]*\b{_CATCHES_FAILURE}\b[^):]*\)?\s*(?:as\s+\w+\s*)?:)"
+)
+_JS_TRY = re.compile(r"^\s*try\s*\{\s*$")
+_JS_CATCH = re.compile(r"^\s*\}\s*catch\s*(?:\([^)]*\))?\s*\{")
+_RETHROWS = re.compile(r"\b(?:raise|throw)\b|\bpytest\.fail\b|\bt\.(?:Fatal|Error|Fail)")
 _JS_TRUE = r"(?:true|1|!0|!false|'[^']+'|\"[^\"]+\")"
 _JS_ALWAYS = re.compile(
     rf"^\s*(?:assert(?:\.ok)?|t\.(?:true|truthy|assert)|expect\s*\(\s*{_JS_TRUE}\s*\)\s*\.\s*"
     rf"(?:toBeTruthy|to\.be\.ok))\s*\(\s*(?:{_JS_TRUE}\s*)?[,)]"
-    rf"|^\s*expect\s*\(\s*(?P<v>{_JS_TRUE})\s*\)\s*\.\s*(?:toBe|toEqual|toStrictEqual)\s*\(\s*(?P=v)\s*\)"
+    rf"|^\s*expect\s*\(\s*(?P<v>[^()]+?)\s*\)\s*\.\s*(?:toBe|toEqual|toStrictEqual)\s*\(\s*(?P=v)\s*\)"
+    r"|^\s*(?:assert\.(?:equal|strictEqual|deepEqual|deepStrictEqual)|t\.(?:is|deepEqual|same))"
+    r"\s*\(\s*(?P<w>[^,()]+?)\s*,\s*(?P=w)\s*[,)]"
 )
 
 
@@ -53,6 +71,9 @@ def dead_blocks(shown: Sequence[Line], added: Sequence[Line]) -> dict[int, list[
 
 
 def _block(shown: Sequence[Line], position: int, *, braces: bool) -> list[Line]:
+    """The lines of the block `shown[position]` opens, up to (not including) the line that
+    closes it: by braces, the line where they first balance (`} else {` and `} catch (e) {`
+    close it), or by indentation."""
     depth = shown[position].text.count("{") - shown[position].text.count("}")
     header = indent(shown[position].text)
     block: list[Line] = []
@@ -61,13 +82,55 @@ def _block(shown: Sequence[Line], position: int, *, braces: bool) -> list[Line]:
             break
         text = shown[index].text
         if braces:
-            depth += text.count("{") - text.count("}")
-            if depth <= 0:
+            closed, depth = _closes(text, depth)
+            if closed:
                 break
         elif text.strip() and indent(text) <= header:
             break
         block.append(shown[index])
     return block
+
+
+def _closes(text: str, depth: int) -> tuple[bool, int]:
+    """Whether the braces of `text` close a block open `depth` deep, and the depth after."""
+    for char in text:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth <= 0:
+            return True, depth
+    return False, depth
+
+
+def swallowed_blocks(shown: Sequence[Line], added: Sequence[Line]) -> dict[int, list[Line]]:
+    """For each added `try` (or `with suppress(...)`) whose failures are swallowed, by its
+    number, the lines it guards: Python's `with suppress(AssertionError)` (or `Exception`,
+    `BaseException`), a `try:` whose next handler catches those (or everything) and neither
+    re-raises nor checks, JavaScript's `try {` whose `catch` neither throws nor checks."""
+    numbers = {line.number for line in added}
+    blocks: dict[int, list[Line]] = {}
+    for position, line in enumerate(shown):
+        if line.number not in numbers:
+            continue
+        if _SUPPRESS.match(line.text):
+            blocks[line.number] = _block(shown, position, braces=False)
+        elif _PY_TRY.match(line.text) or _JS_TRY.match(line.text):
+            braces = line.text.rstrip().endswith("{")
+            block = _block(shown, position, braces=braces)
+            if _handler_swallows(shown, position + len(block) + 1, braces=braces):
+                blocks[line.number] = block
+    return blocks
+
+
+def _handler_swallows(shown: Sequence[Line], position: int, *, braces: bool) -> bool:
+    """Whether the handler opening at `shown[position]` catches an assertion's failure and
+    lets it go: no `raise`/`throw`, no check, in its body."""
+    if position >= len(shown):
+        return False
+    opening = shown[position].text
+    pattern = _JS_CATCH if braces else _PY_EXCEPT
+    if not pattern.match(opening):
+        return False
+    body = _block(shown, position, braces=braces)
+    return not any(_RETHROWS.search(line.text) or is_assertion(line.text) for line in body)
 
 
 def always_holds(text: str, path: str) -> bool:
@@ -94,6 +157,10 @@ def _python_always(text: str) -> bool:
 
 
 def _true_literal(node: ast.expr) -> bool:
+    """A literal that is true, or a comparison of an expression with itself (`x == x`)."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        same = ast.dump(node.left) == ast.dump(node.comparators[0])
+        return same and isinstance(node.ops[0], ast.Eq | ast.Is | ast.GtE | ast.LtE)
     if isinstance(node, ast.Constant):
         return bool(node.value)
     if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):

@@ -106,7 +106,7 @@ from app.guards.collection import (
     subclasses_left_off,
 )
 from app.guards.counts import Counts
-from app.guards.dead_checks import always_holds, dead_blocks
+from app.guards.dead_checks import always_holds, dead_blocks, swallowed_blocks
 from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.early_exits import early_exits
@@ -805,20 +805,29 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
 
 
 def _dead_assertions(change: FileChange, shown: Sequence[Line]) -> list[Tamper]:
-    """An added `if False:` (`if (false) {`, ...) over assertions that were in the file before:
-    unchanged lines, or lines taken out and put back (`app.guards.dead_checks`)."""
+    """An added `if False:` (`if (false) {`, ...), or a `try` whose handler swallows failures,
+    over assertions that were in the file before: unchanged lines, or lines taken out and put
+    back (`app.guards.dead_checks`)."""
     added = {line.number for line in change.added}
     removed = {line.text.strip() for line in change.removed if is_assertion(line.text)}
     found: list[Tamper] = []
-    for header, block in dead_blocks(shown, change.added).items():
-        if any(definition_name_at(block, i) for i in range(len(block))):
-            continue  # tests defined there: no longer collected (`app.guards.collection`)
-        if any(
-            is_assertion(line.text) and (line.number not in added or line.text.strip() in removed)
-            for line in block
-        ):
-            message = "assertions put under a condition that never holds"
-            found.append(Tamper(change.path, header, message))
+    kinds = (
+        (dead_blocks(shown, change.added), "a condition that never holds"),
+        (
+            swallowed_blocks(shown, change.added),
+            "a handler that swallows failures",
+        ),
+    )
+    for blocks, message in kinds:
+        for header, block in blocks.items():
+            if any(definition_name_at(block, i) for i in range(len(block))):
+                continue  # tests defined there: no longer collected (`app.guards.collection`)
+            if any(
+                is_assertion(line.text)
+                and (line.number not in added or line.text.strip() in removed)
+                for line in block
+            ):
+                found.append(Tamper(change.path, header, f"assertions put under {message}"))
     return found
 
 

@@ -102,3 +102,63 @@ def test_a_javascript_check_that_always_holds_is_reported(repo: GitRepo, new: st
 def test_checks_that_still_check_pass(repo: GitRepo, old: str, new: str):
     path = "tests/test_calc.py"
     assert tamper(repo, {path: PY}, _edit(path, old, new)) == []
+
+
+SWALLOWED = "assertions put under a handler that swallows failures"
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "    try:\n        assert total == 3\n    except AssertionError:\n        pass\n",
+        "    try:\n        assert total == 3\n    except:\n        print('no')\n",
+        "    try:\n        assert total == 3\n    except (KeyError, Exception) as e:\n"
+        "        log(e)\n",
+        "    with contextlib.suppress(AssertionError):\n        assert total == 3\n",
+        "    with suppress(BaseException):\n        assert total == 3\n",
+    ],
+)
+def test_an_assertion_whose_failure_is_swallowed_is_reported(repo: GitRepo, new: str):
+    path = "tests/test_calc.py"
+    found = tamper(repo, {path: PY}, _edit(path, "    assert total == 3\n", new))
+    assert found == [f"{path}:6 {SWALLOWED}"]
+
+
+def test_a_javascript_catch_that_swallows_is_reported(repo: GitRepo):
+    path = "test/calc.test.js"
+    new = JS.replace(
+        "  expect(total).toBe(3);\n", "  try {\n  expect(total).toBe(3);\n  } catch (e) {}\n"
+    )
+    assert tamper(repo, {path: JS}, lambda r: r.write(path, new)) == [f"{path}:3 {SWALLOWED}"]
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        # Another exception, re-raised, or checked in the handler: the failure still shows.
+        "    try:\n        assert total == 3\n    except ValueError:\n        pass\n",
+        "    try:\n        assert total == 3\n    except Exception as e:\n"
+        "        raise RuntimeError(e)\n",
+        "    try:\n        assert total == 3\n    except AssertionError:\n"
+        "        pytest.fail('no')\n",
+        "    with suppress(KeyError):\n        assert total == 3\n",
+    ],
+)
+def test_a_handler_that_lets_the_failure_show_passes(repo: GitRepo, new: str):
+    path = "tests/test_calc.py"
+    assert tamper(repo, {path: PY}, _edit(path, "    assert total == 3\n", new)) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "old", "new", "line"),
+    [
+        ("tests/test_calc.py", PY, "    assert total == 3\n", "    assert total == total\n", 6),
+        ("tests/test_calc.py", PY, "    assert total == 3\n", "    assert total >= total\n", 6),
+        ("test/calc.test.js", JS, "expect(total).toBe(3)", "expect(total).toBe(total)", 3),
+        ("test/calc.test.js", JS, "expect(total).toBe(3)", "assert.equal(total, total)", 3),
+    ],
+)
+def test_an_expression_compared_with_itself_checks_nothing(
+    repo: GitRepo, path: str, content: str, old: str, new: str, line: int
+):
+    assert tamper(repo, {path: content}, _edit(path, old, new)) == [f"{path}:{line} {ALWAYS}"]
