@@ -11,7 +11,8 @@ removes was the same (a command restated or moved passes):
   `; exit 0` after it; a Makefile or justfile recipe line that starts with `-` (make ignores
   its exit status); tox's `- pytest` (the same), or an added `ignore_outcome = true` or
   `ignore_errors = true`; `set +e` added to a script that runs a runner;
-- **narrowed by the runner's own options**: `go test -run <pattern>` or `-skip <pattern>`,
+- **narrowed by the runner's own options**: `go test -run <pattern>` or `-skip <pattern>`
+  (not a benchmark run's `-run=- -bench=.`, nor a selection a removed line already made),
   `node --test` with `--test-name-pattern`, `--test-skip-pattern` or `--test-only` (Jest's,
   Vitest's, Mocha's and AVA's are read in `app.guards.runner_config`, pytest's in
   `app.guards.test_tamper`);
@@ -46,7 +47,10 @@ _RECIPE_PREFIX = re.compile(r"^\s+[@+-]+")
 _TOX_IGNORED = re.compile(r"^\s*(?:commands\s*=\s*)?-\s+\S")
 _TOX_OUTCOME = re.compile(r"^\s*(?:ignore_outcome|ignore_errors)\s*=\s*(?:true|1|yes)\b", re.I)
 _SET_E_OFF = re.compile(r"^\s*set\s+\+e\b|^\s*set\s+\+o\s+errexit\b")
-_GO_NARROW = re.compile(r"\bgo\s+test\b.*\s-(?:-)?(?:run|skip)(?:=|\s+)\S")
+_GO_TEST = re.compile(r"\bgo\s+test\b")
+# `-run Pattern`, `-skip=Pattern`, `--run "A|B"`: the option with its value.
+_GO_SELECT = re.compile(r"\s-(?:-)?(?P<o>run|skip)(?:=|\s+)(?P<v>\"[^\"]*\"|'[^']*'|\S+)")
+_GO_BENCH = re.compile(r"\s-(?:-)?bench(?:=|\s)")
 _NODE_NARROW = re.compile(
     r"\bnode\s+(?:[^|;&]*\s)?--test\b.*--test-(?:name-pattern|skip-pattern|only)\b"
     r"|\bnode\s+(?:[^|;&]*\s)?--test-(?:name-pattern|skip-pattern|only)\b.*--test\b"
@@ -65,6 +69,9 @@ def runner_commands(
 ) -> list[tuple[str, int, str]]:
     """(path, line, message) for each command that runs the suite made to pass regardless."""
     removed = {line.text.strip() for change in files for line in change.removed}
+    selections = {
+        item for change in files for line in change.removed for item in _go_selects(line.text)
+    }
     found: list[tuple[str, int, str]] = []
     for change in files:
         path = change.new_path
@@ -74,7 +81,7 @@ def runner_commands(
         for line in change.added:
             if line.text.strip() in removed:
                 continue
-            message = _judged(line, path, runs)
+            message = _judged(line, path, runs, selections)
             if message is not None:
                 found.append((path, line.number, message))
         found.extend((path, number, REPLACED) for number in _test_script_emptied(change))
@@ -102,7 +109,15 @@ def _runs_suite(path: str) -> bool:
     )
 
 
-def _judged(line: Line, path: str, runs: bool) -> str | None:
+def _go_selects(text: str) -> set[str]:
+    """The `-run`/`-skip` selections of a `go test` command that runs tests: not a benchmark
+    run (`-run=- -bench=.`), which leaves the tests out on purpose and runs none of them."""
+    if not _GO_TEST.search(text) or _GO_BENCH.search(text):
+        return set()
+    return {f"-{m['o']} {m['v'].strip(chr(34) + chr(39))}" for m in _GO_SELECT.finditer(text)}
+
+
+def _judged(line: Line, path: str, runs: bool, selections: set[str]) -> str | None:
     text = line.text
     name = posixpath.basename(path)
     if name == "tox.ini" and _TOX_OUTCOME.match(text):
@@ -121,7 +136,7 @@ def _judged(line: Line, path: str, runs: bool) -> str | None:
         return SWALLOWED
     if name == "tox.ini" and _TOX_IGNORED.match(text):
         return SWALLOWED
-    if _GO_NARROW.search(text):
+    if _go_selects(text) - selections:
         return NARROWED.format(what="go test -run/-skip")
     if _NODE_NARROW.search(text):
         return NARROWED.format(what="node --test")

@@ -87,3 +87,17 @@ def test_a_test_command_that_still_fails_on_a_failure_passes(
 def test_a_command_already_swallowing_failures_is_not_reported_again(repo: GitRepo):
     files = {**FILES, "Makefile": MAKEFILE.replace("\tpytest", "\t-pytest")}
     assert tamper(repo, files, _edit("Makefile", "test:\n", "# the suite\ntest:\n")) == []
+
+
+@pytest.mark.parametrize(
+    ("base", "head"),
+    [
+        # A benchmark run leaves the tests out on purpose (echo's `make benchmark`).
+        ("\tgo test ./...\n", '\tgo test ./...\n\tgo test -run="-" -bench=".*" ./...\n'),
+        # The same selection, restated with another flag.
+        ("\tgo test -run TestAdd ./...\n", "\tgo test -race -run TestAdd ./...\n"),
+    ],
+)
+def test_a_go_selection_that_leaves_no_test_out_passes(repo: GitRepo, base: str, head: str):
+    files = {"Makefile": "test:\n" + base}
+    assert tamper(repo, files, lambda r: r.write("Makefile", "test:\n" + head)) == []
