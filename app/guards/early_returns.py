@@ -1,15 +1,18 @@
 """A bare `return` that ends a test where it stands: added at the top level of the body of a
 test that existed, with code of the body after it, the rest of the test never runs and the
-test passes whatever the code does. It is a skip with no marker, and reported as one.
+test passes whatever the code does. It is a skip with no marker, and reported as one; so is
+a return under an `if` directly in the test's body (`if os.environ.get("CI"): return`), a skip
+on that condition, unless the condition is false where the suite runs (`if sys.platform ==
+"win32": return`, read as a skip's condition is) or the block fails the test first
+(`t.Errorf(...); return`, `pytest.fail`, `raise`).
 
 Read on the new side of a test file: the whole file where ourobot reads the repository, the
 added and context lines a diff shows otherwise (a return added at the top of a test is shown
-with the test's header in its context). Only a return directly in the test's body counts: one
-under an `if`, in a loop, in a nested function, a callback or a Go subtest's closure ends that
-block, not the test (a known gap: a return under a condition that always holds, `if True:`,
-is not read), and one after which the body has no code ends nothing. A bare return is
-`return`, `return;` or Python's `return None`: JavaScript's `return promise` hands the runner
-what to wait for, and a Go test returns nothing else.
+with the test's header in its context). Only a return directly in the test's body, or under an
+`if` directly in it, counts: one in a loop, a nested `if`, a nested function, a callback or a
+Go subtest's closure ends that block, not the test, and one after which the body has no code
+ends nothing. A bare return is `return`, `return;` or Python's `return None`: JavaScript's
+`return promise` hands the runner what to wait for, and a Go test returns nothing else.
 """
 
 from __future__ import annotations
@@ -19,11 +22,22 @@ from collections.abc import Collection, Sequence
 
 from app.guards.changes import FileChange, Line
 from app.guards.pairs import plain_comment
-from app.guards.suite import definition_name_at, indent
+from app.guards.skip_conditions import condition_false_on_linux
+from app.guards.suite import definition_name_at, indent, is_assertion
 
 _BARE_RETURN = re.compile(r"^\s*return\s*(?:;|None)?\s*$")
-# A line that closes a block rather than running code: `}`, `})`, Ruby's `end`.
-_CLOSING = re.compile(r"^\s*(?:[})\]]|end\b)")
+# The one-line forms: Python's `if cond: return`, JavaScript's `if (cond) return;`.
+_INLINE_RETURN = re.compile(
+    r"^\s*if\b(?P<py>.+?):\s*return(?:\s+None)?\s*$|^\s*if\s*\((?P<js>.*)\)\s*return\s*;?\s*$"
+)
+# An `if` that opens a block: `if cond:`, `if cond {`, `if (cond) {`.
+_IF_OPENER = re.compile(r"^\s*if\b(?P<cond>.+?)\s*[:{]\s*$")
+# A line that closes a block rather than running code: `}`, `})`, Ruby's `end`, or goes on
+# with its statement: `else`, `elif`, `} else {`.
+_CLOSING = re.compile(r"^\s*(?:[})\]]|end\b|else\b|elif\b)")
+# A line that fails the test, or hands the failure on, before the return: it ends nothing
+# that would have passed.
+_FAILS = re.compile(r"\b(?:raise|throw)\b|\bpytest\.fail\b")
 
 
 def early_returns(
@@ -32,19 +46,23 @@ def early_returns(
     """The numbers of the added lines that end a test that existed early. `shown` is the new
     side, whole or as much of it as the diff shows (added and context lines, in order);
     `existed` the names of tests that were there under another header line."""
-    returns = [line for line in change.added if _BARE_RETURN.match(line.text)]
-    if not returns or change.status in ("added", "copied"):
+    candidates = [
+        line
+        for line in change.added
+        if _BARE_RETURN.match(line.text) or _INLINE_RETURN.match(line.text)
+    ]
+    if not candidates or change.status in ("added", "copied"):
         return []
     lines = list(shown) if shown else list(change.added)
     where = {line.number: position for position, line in enumerate(lines)}
     added = {line.number for line in change.added}
     found: list[int] = []
-    for line in returns:
+    for line in candidates:
         position = where.get(line.number)
         if position is None or lines[position].text != line.text:
             continue
-        header = _test_around(lines, position)
-        if header is None or not _code_after(lines, position, change.path):
+        header = _ends_test_early(lines, position, change.path)
+        if header is None:
             continue
         name = definition_name_at(lines, header) or ""
         if lines[header].number not in added or name in existed:
@@ -52,30 +70,60 @@ def early_returns(
     return found
 
 
-def _test_around(lines: Sequence[Line], position: int) -> int | None:
-    """The index of the test header whose body holds `lines[position]` at its top level: the
-    first line above it, in the same run, indented less than it, when that line is a test's
-    header; None when it is anything else (an `if`, a loop, a helper, a callback)."""
+def _ends_test_early(lines: Sequence[Line], position: int, path: str) -> int | None:
+    """The index of the header of the test a return at `lines[position]` ends early: one
+    directly in the test's body, or under an `if` directly in it whose condition may hold on
+    Linux and whose block fails nothing before it; with code of the body after it."""
+    inline = _INLINE_RETURN.match(lines[position].text)
+    checked: list[Line] = []
+    if inline is not None:
+        condition, opener = inline["py"] or inline["js"], position
+    else:
+        enclosing = _enclosing(lines, position)
+        if enclosing is None:
+            return None
+        if definition_name_at(lines, enclosing) is not None:
+            return enclosing if _code_after(lines, position, path) else None
+        match = _IF_OPENER.match(lines[enclosing].text)
+        if match is None or lines[enclosing].text.strip().startswith(("elif", "else")):
+            return None
+        condition, opener = match["cond"], enclosing
+        checked = list(lines[opener + 1 : position])
+    header = _enclosing(lines, opener)
+    if header is None or definition_name_at(lines, header) is None:
+        return None
+    if any(is_assertion(line.text) or _FAILS.search(line.text) for line in checked):
+        return None
+    if condition_false_on_linux(condition.strip()):
+        return None  # returns only where the suite does not run, like a platform skip
+    return header if _code_after(lines, position, path, indent(lines[opener].text)) else None
+
+
+def _enclosing(lines: Sequence[Line], position: int) -> int | None:
+    """The index of the first line above `lines[position]`, in the same run, indented less."""
     depth = indent(lines[position].text)
     for index in range(position - 1, -1, -1):
         if lines[index].number != lines[index + 1].number - 1:
             return None
         text = lines[index].text
-        if not text.strip() or indent(text) >= depth:
-            continue
-        return index if definition_name_at(lines, index) is not None else None
+        if text.strip() and indent(text) < depth:
+            return index
     return None
 
 
-def _code_after(lines: Sequence[Line], position: int, path: str) -> bool:
-    """Whether the body goes on after `lines[position]`: the next line of the same run that
-    says something is indented as far as the return (a closing `}` or a dedent ends it)."""
-    depth = indent(lines[position].text)
+def _code_after(lines: Sequence[Line], position: int, path: str, depth: int | None = None) -> bool:
+    """Whether the body goes on after `lines[position]`: past the rest of the block the return
+    is in (lines deeper than `depth`, closing braces, `else` branches), the next line of the
+    same run that says something is indented at least `depth` (the return's own, by default).
+    A closing `}` or a dedent below it ends the body."""
+    depth = indent(lines[position].text) if depth is None else depth
     for index in range(position + 1, len(lines)):
         if lines[index].number != lines[index - 1].number + 1:
             return False
         text = lines[index].text
         if not text.strip() or plain_comment(text, path):
+            continue
+        if indent(text) > depth or (indent(text) == depth and _CLOSING.match(text)):
             continue
         return indent(text) >= depth and not _CLOSING.match(text)
     return False

@@ -71,11 +71,7 @@ def test_a_bare_diff_shows_the_header_in_its_context_and_is_reported(repo: GitRe
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        # Under a condition, in a loop or a nested function: it ends that block, not the test.
-        (
-            "    total = add(1, 2)\n",
-            "    total = add(1, 2)\n    if total is None:\n        return\n",
-        ),
+        # In a loop or a nested function: it ends that block, not the test.
         (
             "    total = add(1, 2)\n",
             "    for _ in range(2):\n        return\n    total = add(1, 2)\n",
@@ -111,4 +107,50 @@ def test_a_js_callback_returning_early_is_not_the_test_returning(repo: GitRepo):
 def test_a_go_subtest_returning_early_is_its_own_business(repo: GitRepo):
     old = "\tif Add(1, 2) != 3 {"
     new = '\tt.Run("inner", func(t *testing.T) {\n\t\treturn\n\t\tAdd(0, 0)\n\t})\n' + old
+    assert tamper(repo, {"calc_test.go": GO}, _edit("calc_test.go", old, new)) == []
+
+
+@pytest.mark.parametrize(
+    ("new", "line"),
+    [
+        ("    if total is None:\n        return\n", 7),
+        ('    if os.environ.get("CI"):\n        return\n', 7),
+        ("    if total is None: return\n", 6),
+    ],
+)
+def test_a_return_under_a_condition_that_may_hold_is_a_skip(repo: GitRepo, new: str, line: int):
+    path = "tests/test_calc.py"
+    found = tamper(repo, {path: PY}, _edit(path, "    assert total", new + "    assert total"))
+    assert found == [f"{path}:{line} {MESSAGE}"]
+
+
+def test_a_javascript_one_line_conditional_return_is_a_skip(repo: GitRepo):
+    path = "test/calc.js"
+    new = "  if (!process.env.CI) return;\n  assert.equal"
+    assert tamper(repo, {path: JS}, _edit(path, "  assert.equal", new)) == [f"{path}:6 {MESSAGE}"]
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        # Only where the suite does not run.
+        '    if sys.platform == "win32":\n        return\n',
+        # The test fails first.
+        "    if total is None:\n        pytest.fail('no total')\n        return\n",
+        "    if total is None:\n        assert False, 'no total'\n        return\n",
+        # Nested deeper than the test's own body.
+        "    if total:\n        if total > 9:\n            return\n",
+    ],
+)
+def test_a_conditional_return_that_skips_nothing_that_runs_passes(repo: GitRepo, new: str):
+    path = "tests/test_calc.py"
+    assert tamper(repo, {path: PY}, _edit(path, "    assert total", new + "    assert total")) == []
+
+
+def test_a_go_return_after_a_reported_failure_passes(repo: GitRepo):
+    old = "\tif Add(1, 2) != 3 {"
+    new = (
+        '\tgot := Add(1, 2)\n\tif got < 0 {\n\t\tt.Errorf("negative: %d", got)\n\t\treturn\n\t}\n'
+        + old
+    )
     assert tamper(repo, {"calc_test.go": GO}, _edit("calc_test.go", old, new)) == []
