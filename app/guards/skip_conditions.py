@@ -11,7 +11,8 @@ it supports (`requires-python`) to the newest its trove classifiers name
 
 Understood: platform conditions (`sys.platform`, `os.name`, `platform.system()`,
 `platform.python_implementation()`, `sys.implementation.name`, `platform.machine()`, Go's
-`runtime.GOOS`, Node's `process.platform`) compared with string literals; the interpreter build
+`runtime.GOOS`, `runtime.GOARCH` and `runtime.Compiler` (gc, where the suite runs), Node's
+`process.platform`) compared with string literals; the interpreter build
 (a free-threaded build, `sysconfig.get_config_var("Py_GIL_DISABLED")`, `not
 sys._is_gil_enabled()` or its `getattr(sys, "_is_gil_enabled", lambda: True)()` spelling, is not
 the standard CPython the suite runs on); `sys.version_info` (or a slice of it) compared with a
@@ -54,6 +55,8 @@ _SUBJECTS = frozenset(
         "sys.implementation.name",
         "platform.machine()",
         "runtime.GOOS",
+        "runtime.GOARCH",
+        "runtime.Compiler",
         "process.platform",
     }
 )
@@ -69,6 +72,8 @@ _LINUX_VALUE = {
     "sys.implementation.name": "cpython",
     "platform.machine()": "x86_64",
     "runtime.GOOS": "linux",
+    "runtime.GOARCH": "amd64",
+    "runtime.Compiler": "gc",
     "process.platform": "linux",
 }
 # Values those subjects take on other systems (any case).
@@ -129,6 +134,17 @@ _OTHER_MACHINES = frozenset(
         "sparc64",
     }
 )
+# Go's names for other architectures, and its other compilers (TinyGo calls itself "tinygo").
+_OTHER_GOARCHES = frozenset(
+    {"386", "arm", "arm64", "loong64", "mips", "mipsle", "mips64", "mips64le", "ppc64",
+     "ppc64le", "riscv64", "s390x", "wasm"}
+)  # fmt: skip
+_OTHER_COMPILERS = frozenset({"gccgo", "tinygo"})
+_OTHERS = {
+    "platform.machine()": _OTHER_MACHINES,
+    "runtime.GOARCH": _OTHER_GOARCHES,
+    "runtime.Compiler": _OTHER_COMPILERS,
+}
 # `requires-python = ">=3.10"` (pyproject.toml), `python_requires = >=3.10` (setup.cfg/setup.py).
 _REQUIRES_PYTHON = re.compile(
     r"""^\s*(?:requires-python|python_requires)\s*=\s*["']?\s*>=\s*(\d+)\.(\d+)\b"""
@@ -595,7 +611,7 @@ def _matches(subject: str, values: list[str], *, prefix: bool = False) -> bool |
     False, or None when a value is not one we know. The subject's own Linux value, exactly
     as spelled (`sys.platform != "Linux"` and `os.name != "linux"` hold on Linux)."""
     linux = _LINUX_VALUE[subject]
-    others = _OTHER_MACHINES if subject == "platform.machine()" else _ELSEWHERE
+    others = _OTHERS.get(subject, _ELSEWHERE)
     known: list[bool] = []
     for raw in values:
         value = raw.lower()

@@ -232,3 +232,24 @@ def test_a_python_comment_line_is_no_skip_but_a_skip_after_code_is(repo: GitRepo
         r.write(path, test.replace("    assert", new + "    assert"))
 
     assert tamper(repo, {path: test}, change) == [f"{path}:6 skip marker added inside a test"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "reported"),
+    [
+        ('runtime.Compiler == "tinygo"', False),
+        ('runtime.Compiler != "gc"', False),
+        ('runtime.GOARCH != "amd64"', False),
+        ('runtime.GOARCH == "arm64"', False),
+        ('runtime.GOARCH == "amd64"', True),
+        ('runtime.Compiler == "gc"', True),
+        ('runtime.GOARCH == "sparc"', True),  # not a value we know: may hold
+    ],
+)
+def test_a_go_skip_on_the_architecture_or_compiler(repo: GitRepo, condition: str, reported: bool):
+    def change(r: GitRepo) -> None:
+        skip = f'\tif {condition} {{\n\t\tt.Skip("elsewhere")\n\t}}\n'
+        r.write("p/red_test.go", GO_TEST.replace("\tif compute", skip + "\tif compute"))
+
+    found = tamper(repo, {"p/red_test.go": GO_TEST}, change)
+    assert found == (["p/red_test.go:7 skip marker added inside a test"] if reported else [])
