@@ -146,6 +146,18 @@ def tamper(repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], Non
     return [f"{path}:{line} {message}" for path, line, message in tampered(repo, files, change)]
 
 
+def edited(path: str, old: str, new: str) -> Callable[[GitRepo], None]:
+    """A change for `tamper`: the first `old` in the file at `path` replaced by `new` (the
+    text must be there, so a fixture that drifts fails loudly instead of changing nothing)."""
+
+    def change(repo: GitRepo) -> None:
+        text = (repo.path / path).read_text()
+        assert old in text, f"{old!r} not in {path}"
+        repo.write(path, text.replace(old, new, 1))
+
+    return change
+
+
 def diff_result(text: str, cfg: RepoConfig | None = None) -> GuardResult:
     return check_diff(text.encode(), cfg or config())
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.guards.conftest import GitRepo, tamper
+from tests.guards.conftest import GitRepo, edited, tamper
 
 PY = "from calc import add\n\n\ndef test_add():\n    total = add(1, 2)\n    assert total == 3\n"
 GO = (
@@ -16,15 +16,6 @@ GO = (
 JS = "test('adds', () => {\n  const total = add(1, 2);\n  expect(total).toBe(3);\n});\n"
 DEAD = "assertions put under a condition that never holds"
 ALWAYS = "assertion that always holds added"
-
-
-def _edit(path: str, old: str, new: str):
-    def change(repo: GitRepo) -> None:
-        text = (repo.path / path).read_text()
-        assert old in text
-        repo.write(path, text.replace(old, new, 1))
-
-    return change
 
 
 @pytest.mark.parametrize(
@@ -69,7 +60,7 @@ def test_an_assertion_under_a_condition_that_never_holds_is_reported(
 )
 def test_an_assertion_replaced_by_one_that_always_holds_is_reported(repo: GitRepo, new: str):
     path = "tests/test_calc.py"
-    found = tamper(repo, {path: PY}, _edit(path, "    assert total == 3\n", new))
+    found = tamper(repo, {path: PY}, edited(path, "    assert total == 3\n", new))
     assert found == [f"{path}:6 {ALWAYS}"]
 
 
@@ -79,7 +70,7 @@ def test_an_assertion_replaced_by_one_that_always_holds_is_reported(repo: GitRep
 )
 def test_a_javascript_check_that_always_holds_is_reported(repo: GitRepo, new: str):
     path = "test/calc.test.js"
-    found = tamper(repo, {path: JS}, _edit(path, "  expect(total).toBe(3);\n", new))
+    found = tamper(repo, {path: JS}, edited(path, "  expect(total).toBe(3);\n", new))
     assert found == [f"{path}:3 {ALWAYS}"]
 
 
@@ -101,7 +92,7 @@ def test_a_javascript_check_that_always_holds_is_reported(repo: GitRepo, new: st
 )
 def test_checks_that_still_check_pass(repo: GitRepo, old: str, new: str):
     path = "tests/test_calc.py"
-    assert tamper(repo, {path: PY}, _edit(path, old, new)) == []
+    assert tamper(repo, {path: PY}, edited(path, old, new)) == []
 
 
 SWALLOWED = "assertions put under a handler that swallows failures"
@@ -120,7 +111,7 @@ SWALLOWED = "assertions put under a handler that swallows failures"
 )
 def test_an_assertion_whose_failure_is_swallowed_is_reported(repo: GitRepo, new: str):
     path = "tests/test_calc.py"
-    found = tamper(repo, {path: PY}, _edit(path, "    assert total == 3\n", new))
+    found = tamper(repo, {path: PY}, edited(path, "    assert total == 3\n", new))
     assert found == [f"{path}:6 {SWALLOWED}"]
 
 
@@ -146,7 +137,7 @@ def test_a_javascript_catch_that_swallows_is_reported(repo: GitRepo):
 )
 def test_a_handler_that_lets_the_failure_show_passes(repo: GitRepo, new: str):
     path = "tests/test_calc.py"
-    assert tamper(repo, {path: PY}, _edit(path, "    assert total == 3\n", new)) == []
+    assert tamper(repo, {path: PY}, edited(path, "    assert total == 3\n", new)) == []
 
 
 @pytest.mark.parametrize(
@@ -161,4 +152,4 @@ def test_a_handler_that_lets_the_failure_show_passes(repo: GitRepo, new: str):
 def test_an_expression_compared_with_itself_checks_nothing(
     repo: GitRepo, path: str, content: str, old: str, new: str, line: int
 ):
-    assert tamper(repo, {path: content}, _edit(path, old, new)) == [f"{path}:{line} {ALWAYS}"]
+    assert tamper(repo, {path: content}, edited(path, old, new)) == [f"{path}:{line} {ALWAYS}"]

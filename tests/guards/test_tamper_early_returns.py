@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
+from tests.guards.conftest import GitRepo, by_rule, diff_result, edited, tamper
 
 PY = (
     "from calc import add\n\n\n"
@@ -24,15 +24,6 @@ JS = (
     "test('adds', () => {\n  const total = add(1, 2);\n  assert.equal(total, 3);\n});\n"
 )
 MESSAGE = "early return added to a test (the rest of it never runs)"
-
-
-def _edit(path: str, old: str, new: str):
-    def change(repo: GitRepo) -> None:
-        text = (repo.path / path).read_text()
-        assert old in text
-        repo.write(path, text.replace(old, new, 1))
-
-    return change
 
 
 @pytest.mark.parametrize(
@@ -54,14 +45,14 @@ def _edit(path: str, old: str, new: str):
 def test_a_bare_return_at_the_top_of_a_test_that_existed_is_reported(
     repo: GitRepo, path: str, content: str, old: str, new: str, line: int
 ):
-    found = tamper(repo, {path: content}, _edit(path, old, new))
+    found = tamper(repo, {path: content}, edited(path, old, new))
     assert found == [f"{path}:{line} {MESSAGE}"]
 
 
 def test_a_bare_diff_shows_the_header_in_its_context_and_is_reported(repo: GitRepo):
     repo.write("tests/test_calc.py", PY)
     repo.commit("base")
-    _edit("tests/test_calc.py", "def test_add():\n", "def test_add():\n    return\n")(repo)
+    edited("tests/test_calc.py", "def test_add():\n", "def test_add():\n    return\n")(repo)
     diff = subprocess.run(
         ["git", "diff"], cwd=repo.path, env=repo.env, capture_output=True, text=True, check=True
     ).stdout
@@ -88,26 +79,26 @@ def test_a_bare_diff_shows_the_header_in_its_context_and_is_reported(repo: GitRe
 )
 def test_a_return_that_ends_less_than_the_test_passes(repo: GitRepo, old: str, new: str):
     path = "tests/test_calc.py"
-    assert tamper(repo, {path: PY}, _edit(path, old, new)) == []
+    assert tamper(repo, {path: PY}, edited(path, old, new)) == []
 
 
 def test_a_return_in_a_new_test_or_a_helper_passes(repo: GitRepo):
     path = "tests/test_calc.py"
     new_test = "\n\ndef test_new():\n    return\n    assert add(0, 0) == 0\n"
     helper = "\n\ndef make():\n    return\n    add(0, 0)\n"
-    assert tamper(repo, {path: PY}, _edit(path, "== 4\n", "== 4\n" + new_test + helper)) == []
+    assert tamper(repo, {path: PY}, edited(path, "== 4\n", "== 4\n" + new_test + helper)) == []
 
 
 def test_a_js_callback_returning_early_is_not_the_test_returning(repo: GitRepo):
     path = "test/calc.js"
     new = "  [1, 2].forEach((n) => {\n    return;\n    add(n, n);\n  });\n"
-    assert tamper(repo, {path: JS}, _edit(path, "  assert.equal", new + "  assert.equal")) == []
+    assert tamper(repo, {path: JS}, edited(path, "  assert.equal", new + "  assert.equal")) == []
 
 
 def test_a_go_subtest_returning_early_is_its_own_business(repo: GitRepo):
     old = "\tif Add(1, 2) != 3 {"
     new = '\tt.Run("inner", func(t *testing.T) {\n\t\treturn\n\t\tAdd(0, 0)\n\t})\n' + old
-    assert tamper(repo, {"calc_test.go": GO}, _edit("calc_test.go", old, new)) == []
+    assert tamper(repo, {"calc_test.go": GO}, edited("calc_test.go", old, new)) == []
 
 
 @pytest.mark.parametrize(
@@ -120,14 +111,14 @@ def test_a_go_subtest_returning_early_is_its_own_business(repo: GitRepo):
 )
 def test_a_return_under_a_condition_that_may_hold_is_a_skip(repo: GitRepo, new: str, line: int):
     path = "tests/test_calc.py"
-    found = tamper(repo, {path: PY}, _edit(path, "    assert total", new + "    assert total"))
+    found = tamper(repo, {path: PY}, edited(path, "    assert total", new + "    assert total"))
     assert found == [f"{path}:{line} {MESSAGE}"]
 
 
 def test_a_javascript_one_line_conditional_return_is_a_skip(repo: GitRepo):
     path = "test/calc.js"
     new = "  if (!process.env.CI) return;\n  assert.equal"
-    assert tamper(repo, {path: JS}, _edit(path, "  assert.equal", new)) == [f"{path}:6 {MESSAGE}"]
+    assert tamper(repo, {path: JS}, edited(path, "  assert.equal", new)) == [f"{path}:6 {MESSAGE}"]
 
 
 @pytest.mark.parametrize(
@@ -144,7 +135,9 @@ def test_a_javascript_one_line_conditional_return_is_a_skip(repo: GitRepo):
 )
 def test_a_conditional_return_that_skips_nothing_that_runs_passes(repo: GitRepo, new: str):
     path = "tests/test_calc.py"
-    assert tamper(repo, {path: PY}, _edit(path, "    assert total", new + "    assert total")) == []
+    assert (
+        tamper(repo, {path: PY}, edited(path, "    assert total", new + "    assert total")) == []
+    )
 
 
 def test_a_go_return_after_a_reported_failure_passes(repo: GitRepo):
@@ -153,4 +146,4 @@ def test_a_go_return_after_a_reported_failure_passes(repo: GitRepo):
         '\tgot := Add(1, 2)\n\tif got < 0 {\n\t\tt.Errorf("negative: %d", got)\n\t\treturn\n\t}\n'
         + old
     )
-    assert tamper(repo, {"calc_test.go": GO}, _edit("calc_test.go", old, new)) == []
+    assert tamper(repo, {"calc_test.go": GO}, edited("calc_test.go", old, new)) == []

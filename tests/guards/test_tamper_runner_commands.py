@@ -7,22 +7,13 @@ from __future__ import annotations
 import pytest
 
 from app.guards.runner_commands import NARROWED, REPLACED, SWALLOWED
-from tests.guards.conftest import GitRepo, tamper
+from tests.guards.conftest import GitRepo, edited, tamper
 
 PACKAGE = '{\n  "name": "calc",\n  "scripts": {\n    "test": "node --test"\n  }\n}\n'
 MAKEFILE = "test:\n\tgo test ./...\n\tpytest\n"
 TOX = "[tox]\nenvlist = py\n\n[testenv]\ncommands = pytest tests\n"
 SCRIPT = "#!/bin/sh\nset -e\npytest tests\n"
 FILES = {"package.json": PACKAGE, "Makefile": MAKEFILE, "tox.ini": TOX, "ci/test.sh": SCRIPT}
-
-
-def _edit(path: str, old: str, new: str):
-    def change(repo: GitRepo) -> None:
-        text = (repo.path / path).read_text()
-        assert old in text
-        repo.write(path, text.replace(old, new, 1))
-
-    return change
 
 
 @pytest.mark.parametrize(
@@ -54,7 +45,7 @@ def _edit(path: str, old: str, new: str):
 def test_a_test_command_made_to_pass_regardless_is_reported(
     repo: GitRepo, path: str, old: str, new: str, line: int, message: str
 ):
-    found = tamper(repo, FILES, _edit(path, old, new))
+    found = tamper(repo, FILES, edited(path, old, new))
     assert len(found) == 1 and found[0].startswith(f"{path}:{line} ")
     assert message in found[0]
 
@@ -81,12 +72,12 @@ def test_pytest_told_to_collect_only_is_a_narrowing(repo: GitRepo):
 def test_a_test_command_that_still_fails_on_a_failure_passes(
     repo: GitRepo, path: str, old: str, new: str
 ):
-    assert tamper(repo, FILES, _edit(path, old, new)) == []
+    assert tamper(repo, FILES, edited(path, old, new)) == []
 
 
 def test_a_command_already_swallowing_failures_is_not_reported_again(repo: GitRepo):
     files = {**FILES, "Makefile": MAKEFILE.replace("\tpytest", "\t-pytest")}
-    assert tamper(repo, files, _edit("Makefile", "test:\n", "# the suite\ntest:\n")) == []
+    assert tamper(repo, files, edited("Makefile", "test:\n", "# the suite\ntest:\n")) == []
 
 
 @pytest.mark.parametrize(
