@@ -175,8 +175,10 @@ _BODY_MARKERS = re.compile(
     r"|\b[tb]\.Skip(Now|f)?\s*\("
 )
 # Skipping from inside a JavaScript test: Mocha's `this.skip()`, node:test's and tap's
-# `t.skip()`, Vitest's `ctx.skip()`.
-_JS_BODY_MARKERS = re.compile(r"(?<![\w$.])(?:this|t|ctx|context)\.skip\s*\(")
+# `t.skip()`, Vitest's `ctx.skip()`, Jasmine's `pending()`.
+_JS_BODY_MARKERS = re.compile(
+    r"(?<![\w$.])(?:this|t|ctx|context)\.skip\s*\(|(?<![\w$.])pending\s*\(\s*(?:['\"`)]|$)"
+)
 # node:test's options object on a test, `test('name', { skip: true }, fn)` (or `todo`): the
 # value says whether it skips (`false` does not; a condition false on Linux does not).
 _OPTION_SKIP = re.compile(

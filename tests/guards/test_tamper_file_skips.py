@@ -104,6 +104,7 @@ def test_a_node_test_option_that_runs_the_test_passes(repo: GitRepo, header: str
         ("test('adds', function () {", "  this.skip();"),
         ("test('adds', (t) => {", "  t.skip('later');"),
         ("test('adds', (ctx) => {", "  ctx.skip();"),
+        ("test('adds', () => {", "  pending('flaky');"),
     ],
 )
 def test_a_skip_from_inside_a_javascript_test_is_reported(repo: GitRepo, header: str, skip: str):
