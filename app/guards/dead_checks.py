@@ -1,9 +1,11 @@
 """Assertions kept in the file but made to check nothing: put under a condition that never
 holds or a handler that swallows their failure, or replaced by one that always holds.
 
-- A **dead block**: the lines under an added `if False:`, `if 0:`, `if None:`, `while False:`,
-  Go's `if false {`, JavaScript's `if (false) {` (or `0`, `null`, `undefined`), to the end of
-  the block, read by indentation on the whole new file (or as much as a diff shows). An
+- A **dead block**: the lines under an added `if`, `elif` or `while` whose condition is false
+  where the suite runs, read as a skip's condition is (`app.guards.skip_conditions`): a
+  literal (`if False:`, `if 0:`, `while None:`, Go's `if false {`, JavaScript's `if (false)
+  {`, `!true`, `1 == 2`) or a platform test (`if sys.platform == "win32":`), to the end of the
+  block, read by braces or indentation on the whole new file (or as much as a diff shows). An
   assertion there that was in the file before (unchanged, or taken out and put back) never
   runs; a new test's own new checks are left alone.
 - A **swallowing handler**: the lines under an added Python `with suppress(AssertionError)`
@@ -19,7 +21,7 @@ holds or a handler that swallows their failure, or replaced by one that always h
 
 An assertion that always holds is read only where the file loses an assertion, so a new
 test's placeholder `assert True` is left alone. The expressions are parsed with `ast`, never
-evaluated; a condition spelled otherwise (`if 1 == 2:`) is not read.
+evaluated; a condition that cannot be read (`if x == x:`) is not taken for false.
 """
 
 from __future__ import annotations
@@ -29,13 +31,12 @@ import re
 from collections.abc import Sequence
 
 from app.guards.changes import Line
+from app.guards.skip_conditions import condition_false_on_linux
 from app.guards.suite import indent, is_assertion
 
-_NEVER = r"(?:False|false|0|None|null|undefined|nil)"
-_DEAD_HEADER = re.compile(
-    rf"^\s*(?:(?:if|while)\s+{_NEVER}\s*:\s*$|(?:\}}\s*else\s+)?if\s*\(\s*!?\s*{_NEVER}\s*\)\s*\{{"
-    rf"|if\s+{_NEVER}\s*\{{)"
-)
+# A line that opens a block on a condition: Python's `if cond:`, `elif cond:`, `while cond:`,
+# Go's `if cond {`, JavaScript's `if (cond) {`, `} else if (cond) {`.
+_BLOCK_IF = re.compile(r"^\s*(?:\}\s*else\s+)?(?:if|elif|while)\b\s*(?P<cond>.+?)\s*[:{]\s*$")
 _CATCHES_FAILURE = r"(?:AssertionError|Exception|BaseException)"
 _SUPPRESS = re.compile(
     rf"^\s*with\s+(?:contextlib\.)?suppress\s*\([^)]*\b{_CATCHES_FAILURE}\b[^)]*\)\s*:"
@@ -64,7 +65,8 @@ def dead_blocks(shown: Sequence[Line], added: Sequence[Line]) -> dict[int, list[
     numbers = {line.number for line in added}
     blocks: dict[int, list[Line]] = {}
     for position, line in enumerate(shown):
-        if line.number in numbers and _DEAD_HEADER.match(line.text):
+        match = _BLOCK_IF.match(line.text) if line.number in numbers else None
+        if match is not None and condition_false_on_linux(match["cond"]):
             braces = line.text.rstrip().endswith("{")
             blocks[line.number] = _block(shown, position, braces=braces)
     return blocks

@@ -1,4 +1,4 @@
-"""A bare `return` that ends a test where it stands: added at the top level of the body of a
+"""A `return` that ends a test where it stands: added at the top level of the body of a
 test that existed, with code of the body after it, the rest of the test never runs and the
 test passes whatever the code does. It is a skip with no marker, and reported as one; so is
 a return under an `if` directly in the test's body (`if os.environ.get("CI"): return`), a skip
@@ -11,8 +11,9 @@ added and context lines a diff shows otherwise (a return added at the top of a t
 with the test's header in its context). Only a return directly in the test's body, or under an
 `if` directly in it, counts: one in a loop, a nested `if`, a nested function, a callback or a
 Go subtest's closure ends that block, not the test, and one after which the body has no code
-ends nothing. A bare return is `return`, `return;` or Python's `return None`: JavaScript's
-`return promise` hands the runner what to wait for, and a Go test returns nothing else.
+ends nothing. Whatever it returns: pytest passes a test that returns a value (with a
+warning), and JavaScript's `return promise` as the test's last statement ends nothing, while
+one with code after it leaves that code unrun.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from app.guards.pairs import plain_comment
 from app.guards.skip_conditions import condition_false_on_linux
 from app.guards.suite import definition_name_at, indent, is_assertion
 
-_BARE_RETURN = re.compile(r"^\s*return\s*(?:;|None)?\s*$")
+# A return statement: with code of the body after it, whatever it returns, the rest never runs
+# (pytest passes a test that returns a value, with a warning; a promise returned first is all
+# a JavaScript runner waits for).
+_RETURN = re.compile(r"^\s*return\b")
 # The one-line forms: Python's `if cond: return`, JavaScript's `if (cond) return;`.
 _INLINE_RETURN = re.compile(
-    r"^\s*if\b(?P<py>.+?):\s*return(?:\s+None)?\s*$|^\s*if\s*\((?P<js>.*)\)\s*return\s*;?\s*$"
+    r"^\s*if\b(?P<py>.+?):\s*return\b.*$|^\s*if\s*\((?P<js>.*)\)\s*return\b.*$"
 )
 # An `if` that opens a block: `if cond:`, `if cond {`, `if (cond) {`.
 _IF_OPENER = re.compile(r"^\s*if\b(?P<cond>.+?)\s*[:{]\s*$")
@@ -47,9 +51,7 @@ def early_returns(
     side, whole or as much of it as the diff shows (added and context lines, in order);
     `existed` the names of tests that were there under another header line."""
     candidates = [
-        line
-        for line in change.added
-        if _BARE_RETURN.match(line.text) or _INLINE_RETURN.match(line.text)
+        line for line in change.added if _RETURN.match(line.text) or _INLINE_RETURN.match(line.text)
     ]
     if not candidates or change.status in ("added", "copied"):
         return []

@@ -418,6 +418,9 @@ def dotted_name(node: ast.expr) -> str | None:
 
 def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
     """True or False when the condition's value is certain under `assumptions`, else None."""
+    literal = _literal(node)
+    if literal is not None:
+        return bool(literal[0])
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _truth(node.operand, assumptions)
         return None if inner is None else not inner
@@ -427,6 +430,10 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
             return False if False in truths else (True if all(truths) else None)
         return True if True in truths else (False if all(t is False for t in truths) else None)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        constants = _literal(node.left), _literal(node.comparators[0])
+        if None not in constants and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+            same = constants[0] == constants[1]
+            return same if isinstance(node.ops[0], ast.Eq) else not same
         versions = _version_comparison(node, assumptions)
         if versions is not None or not assumptions.linux:
             return versions
@@ -443,6 +450,28 @@ def _truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
         return None
     build = _build_truth(node, assumptions)
     return build if build is not None else _startswith_truth(node, assumptions)
+
+
+# JavaScript's and Go's literals, read in the Python spelling a condition is parsed in.
+_FOREIGN_LITERALS: dict[str, object] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "undefined": None,
+    "nil": None,
+}
+
+
+def _literal(node: ast.expr) -> tuple[object] | None:
+    """The value of a literal (`False`, `0`, `None`, `""`, JavaScript's `false`, `null`,
+    `undefined`), in a one-tuple so that a value of None reads apart from no literal."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool | int | float | str):
+        return (node.value,)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return (None,)
+    if isinstance(node, ast.Name) and node.id in _FOREIGN_LITERALS:
+        return (_FOREIGN_LITERALS[node.id],)
+    return None
 
 
 def _call_arguments(node: ast.expr, name: str) -> list[ast.expr] | None:

@@ -253,3 +253,18 @@ def test_a_go_skip_on_the_architecture_or_compiler(repo: GitRepo, condition: str
 
     found = tamper(repo, {"p/red_test.go": GO_TEST}, change)
     assert found == (["p/red_test.go:7 skip marker added inside a test"] if reported else [])
+
+
+@pytest.mark.parametrize(
+    ("condition", "reported"), [("False", False), ("0", False), ("True", True)]
+)
+def test_a_skipif_on_a_literal_is_read_as_its_value(repo: GitRepo, condition: str, reported: bool):
+    test = "import pytest\n\n\ndef test_red():\n    assert compute() == 2\n"
+    path = "tests/test_red.py"
+
+    def change(r: GitRepo) -> None:
+        marker = f"@pytest.mark.skipif({condition}, reason='x')\n"
+        r.write(path, test.replace("def test_red", marker + "def test_red"))
+
+    found = tamper(repo, {path: test}, change)
+    assert found == ([f"{path}:4 skip marker added to a test"] if reported else [])

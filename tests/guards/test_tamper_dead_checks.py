@@ -153,3 +153,20 @@ def test_an_expression_compared_with_itself_checks_nothing(
     repo: GitRepo, path: str, content: str, old: str, new: str, line: int
 ):
     assert tamper(repo, {path: content}, edited(path, old, new)) == [f"{path}:{line} {ALWAYS}"]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ["not True", "1 == 2", "False or None", 'sys.platform == "win32"', '""'],
+)
+def test_any_condition_false_where_the_suite_runs_makes_a_dead_block(repo: GitRepo, condition: str):
+    path = "tests/test_calc.py"
+    new = PY.replace("    assert total", f"    if {condition}:\n        assert total")
+    assert tamper(repo, {path: PY}, lambda r: r.write(path, new)) == [f"{path}:6 {DEAD}"]
+
+
+@pytest.mark.parametrize("condition", ["x == x", "total", 'sys.platform == "linux"', "True"])
+def test_a_condition_that_may_hold_makes_no_dead_block(repo: GitRepo, condition: str):
+    path = "tests/test_calc.py"
+    new = PY.replace("    assert total", f"    if {condition}:\n        assert total")
+    assert tamper(repo, {path: PY}, lambda r: r.write(path, new)) == []

@@ -39,6 +39,11 @@ MESSAGE = "early return added to a test (the rest of it never runs)"
             6,
         ),
         ("calc_test.go", GO, "*testing.T) {\n", "*testing.T) {\n\treturn\n", 6),
+        ("calc_test.go", GO, "*testing.T) {\n", "*testing.T) {\n\treturn // later\n", 6),
+        # pytest passes a test that returns a value (with a warning).
+        ("tests/test_calc.py", PY, "def test_add():\n", "def test_add():\n    return add\n", 5),
+        ("tests/test_calc.py", PY, "def test_add():\n", "def test_add():\n    return  # wip\n", 5),
+        ("test/calc.js", JS, "test('adds', () => {\n", "test('adds', () => {\n  return true;\n", 5),
         ("test/calc.js", JS, "test('adds', () => {\n", "test('adds', () => {\n  return;\n", 5),
     ],
 )
@@ -73,8 +78,6 @@ def test_a_bare_diff_shows_the_header_in_its_context_and_is_reported(repo: GitRe
         ),
         # The last statement of the body: nothing after it is skipped.
         ("    assert total == 3\n", "    assert total == 3\n    return\n"),
-        # A return with a value is not bare (JavaScript hands the runner a promise with it).
-        ("def test_add():\n", "def test_add():\n    return add\n"),
     ],
 )
 def test_a_return_that_ends_less_than_the_test_passes(repo: GitRepo, old: str, new: str):
@@ -147,3 +150,16 @@ def test_a_go_return_after_a_reported_failure_passes(repo: GitRepo):
         + old
     )
     assert tamper(repo, {"calc_test.go": GO}, edited("calc_test.go", old, new)) == []
+
+
+def test_a_javascript_test_returning_its_promise_last_ends_nothing(repo: GitRepo):
+    path = "test/calc.js"
+    new = "  return check(add(1, 2));\n});\n"
+    change = edited(path, "  const total = add(1, 2);\n  assert.equal(total, 3);\n});\n", new)
+    assert tamper(repo, {path: JS}, change) == []
+
+
+def test_a_javascript_promise_returned_before_the_checks_ends_the_test(repo: GitRepo):
+    path = "test/calc.js"
+    change = edited(path, "  const total", "  return Promise.resolve();\n  const total")
+    assert tamper(repo, {path: JS}, change) == [f"{path}:5 {MESSAGE}"]
