@@ -4,9 +4,10 @@ test ran. No marker is added and no test removed, so the other checks see nothin
 
 Reported, on lines the change adds to test material (`app.guards.suite.is_test_path`):
 
-- Python, at a module's top level, which runs when pytest imports it: `sys.exit(...)`,
-  `os._exit(...)`, `exit(...)`, `quit(...)`, `pytest.exit(...)`, `raise SystemExit`; under
-  `if __name__ == "__main__":` it never runs under pytest and is indented, so not read;
+- Python, where it runs when pytest imports the module (outside every function and class;
+  under an `if`, a loop, a `try` or a `with` of the top level too, but not under `if __name__
+  == "__main__":`): `sys.exit(...)`, `os._exit(...)` (under any name for the module, `import
+  os as o`), `exit(...)`, `quit(...)`, `pytest.exit(...)`, `raise SystemExit`;
 - Python, anywhere in a `conftest.py` (its hooks and fixtures run for every test): the same
   calls but the bare `exit` and `quit`, which a nested function may name for itself;
 - JavaScript and TypeScript, at the top level of a file the runner collects:
@@ -33,12 +34,19 @@ from app.guards.changes import FileChange, Line
 from app.guards.pairs import plain_comment
 from app.guards.suite import collects_tests, indent, is_test_path
 
-_PY_TOP_EXIT = re.compile(
-    r"^(?:(?:os\._exit|sys\.exit|pytest\.exit|exit|quit)\s*\(|raise\s+SystemExit\b)"
+# A call that ends the interpreter with success, under any module's name for it (`os._exit`,
+# `sys.exit`, `pytest.exit`, `o._exit` of `import os as o`, a bare `exit`, `quit`, `_exit`).
+_PY_EXIT = re.compile(
+    r"(?<![\w.])(?:[A-Za-z_]\w*\.)?(?:_exit|exit|quit)\s*\(|(?<![\w.])raise\s+SystemExit\b"
 )
+# In a conftest.py, where a nested function may be called `exit`: the module-qualified ones.
 _PY_ANY_EXIT = re.compile(
-    r"(?<![\w.])(?:os\._exit|sys\.exit|pytest\.exit)\s*\(|(?<![\w.])raise\s+SystemExit\b"
+    r"(?<![\w.])(?:[A-Za-z_]\w*\._exit|sys\.exit|pytest\.exit|_exit)\s*\("
+    r"|(?<![\w.])raise\s+SystemExit\b"
 )
+# What a module-level line may be nested in and still run when pytest imports the module.
+_PY_RUNS_ON_IMPORT = re.compile(r"^\s*(?:if|elif|else|for|while|try|except|finally|with)\b")
+_PY_MAIN_GUARD = re.compile(r"""^\s*if\s+__name__\s*==\s*['"]__main__['"]\s*:""")
 _JS_TOP_EXIT = re.compile(
     r"^(?:process\.(?:exit|reallyExit|abort)\s*\(|process\.kill\s*\(\s*process\.pid\b)"
 )
@@ -59,7 +67,8 @@ def early_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[
     if change.status == "deleted" or not is_test_path(path):
         return []
     if path.endswith(".py"):
-        return [(n, MESSAGE) for n in _python_exits(change.added, path)]
+        shown = list(whole) if whole is not None else _shown(change)
+        return [(n, MESSAGE) for n in _python_exits(change.added, shown, path)]
     if path.endswith(_JS_SUFFIXES) and collects_tests(path):
         return [(line.number, MESSAGE) for line in change.added if _JS_TOP_EXIT.match(line.text)]
     if path.endswith("_test.go"):
@@ -67,15 +76,47 @@ def early_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[
     return []
 
 
-def _python_exits(added: Sequence[Line], path: str) -> list[int]:
+def _shown(change: FileChange) -> list[Line]:
+    return sorted((*change.added, *change.context), key=lambda line: line.number)
+
+
+def _python_exits(added: Sequence[Line], shown: Sequence[Line], path: str) -> list[int]:
+    """Exits a change adds that run when pytest imports the module: outside every function
+    and class (under an `if`, a loop, a `try` or a `with` at the top level included, but not
+    under `if __name__ == "__main__":`); in a conftest.py, anywhere."""
     conftest = posixpath.basename(path) == "conftest.py"
+    where = {line.number: position for position, line in enumerate(shown)}
     found: list[int] = []
     for line in added:
         if plain_comment(line.text, path):
             continue
-        if _PY_TOP_EXIT.match(line.text) or (conftest and _PY_ANY_EXIT.search(line.text)):
+        if (conftest and _PY_ANY_EXIT.search(line.text)) or (
+            _PY_EXIT.search(line.text) and _runs_on_import(shown, where.get(line.number), line)
+        ):
             found.append(line.number)
     return found
+
+
+def _runs_on_import(shown: Sequence[Line], position: int | None, line: Line) -> bool:
+    """Whether a line runs when its module is imported: every block around it (by
+    indentation, as far as the lines shown reach, up to a line at the left margin) is a
+    statement that runs its body then, not a `def`, a `class` or the `__main__` guard. A
+    line whose blocks the lines shown do not reach is taken to run when it is at the margin."""
+    depth = indent(line.text)
+    if position is None:
+        return depth == 0
+    for index in range(position - 1, -1, -1):
+        if depth == 0:
+            return True
+        if shown[index].number != shown[index + 1].number - 1:
+            return False
+        text = shown[index].text
+        if not text.strip() or indent(text) >= depth:
+            continue
+        if _PY_MAIN_GUARD.match(text) or not _PY_RUNS_ON_IMPORT.match(text):
+            return False
+        depth = indent(text)
+    return depth == 0
 
 
 def _go_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[int, str]]:

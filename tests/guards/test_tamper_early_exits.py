@@ -43,6 +43,9 @@ def _append(path: str, text: str):
         ("tests/test_calc.py", "import sys\nsys.exit(0)\n", 7),
         ("tests/test_calc.py", "raise SystemExit(0)\n", 6),
         ("tests/test_calc.py", "exit()\n", 6),
+        ("tests/test_calc.py", "import os as o\nif True:\n    o._exit(0)\n", 8),
+        ("tests/test_calc.py", "from os import _exit\n_exit(0)\n", 7),
+        ("tests/test_calc.py", "try:\n    import x\nexcept ImportError:\n    sys.exit(0)\n", 9),
     ],
 )
 def test_a_python_exit_where_pytest_collects_or_sets_up_is_reported(
