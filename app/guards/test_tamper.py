@@ -251,6 +251,7 @@ _DEFINES_TESTS = re.compile(r"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.
 # A function that may enclose a skip: Python's `def`, Go's `func`.
 _FUNCTION = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\(|^func\b")
 _LINE_COMMENT = re.compile(r"^(#|//)\s*")
+_TRAILING_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
 # The `c`/`m` of `.cjs`, `.mjs`, `.cts`, `.mts`: CommonJS or ES module, the same language.
 _MODULE_FORMAT = re.compile(r"^[cm](?=[jt]s$)")
 
@@ -794,6 +795,8 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
     if not removed:
         return []
     found: list[Tamper] = []
+    # A line kept with a comment put beside it (`# noqa: PLR0124`) is no new assertion.
+    codes = {_code_of(text) for text in removed}
     for position, line in enumerate(change.added):
         text = line.text.strip()
         uncommented = _LINE_COMMENT.sub("", text, count=1)
@@ -801,7 +804,7 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
             found.append(Tamper(change.path, line.number, "assertion commented out"))
         elif f"assert {text}" in removed and not _continues(change.added, position):
             found.append(Tamper(change.path, line.number, "assert statement removed"))
-        elif text not in removed and always_holds(text, change.path):
+        elif _code_of(text) not in codes and always_holds(text, change.path):
             found.append(Tamper(change.path, line.number, "assertion that always holds added"))
     return found
 
@@ -848,6 +851,11 @@ def _returns(change: FileChange, sides: _Sides, existed: set[str]) -> list[Tampe
     message = "early return added to a test (the rest of it never runs)"
     numbers = early_returns(change, _new_side(change, sides), existed)
     return [Tamper(change.path, n, message) for n in numbers]
+
+
+def _code_of(text: str) -> str:
+    """A line without a trailing comment (`#` or `//` after code), stripped."""
+    return _TRAILING_COMMENT.sub("", text).strip()
 
 
 def _continues(lines: Sequence[Line], index: int) -> bool:

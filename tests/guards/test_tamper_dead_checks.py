@@ -143,8 +143,7 @@ def test_a_handler_that_lets_the_failure_show_passes(repo: GitRepo, new: str):
 @pytest.mark.parametrize(
     ("path", "content", "old", "new", "line"),
     [
-        ("tests/test_calc.py", PY, "    assert total == 3\n", "    assert total == total\n", 6),
-        ("tests/test_calc.py", PY, "    assert total == 3\n", "    assert total >= total\n", 6),
+        ("tests/test_calc.py", PY, "    assert total == 3\n", "    assert total is total\n", 6),
         ("test/calc.test.js", JS, "expect(total).toBe(3)", "expect(total).toBe(total)", 3),
         ("test/calc.test.js", JS, "expect(total).toBe(3)", "assert.equal(total, total)", 3),
     ],
@@ -170,3 +169,16 @@ def test_a_condition_that_may_hold_makes_no_dead_block(repo: GitRepo, condition:
     path = "tests/test_calc.py"
     new = PY.replace("    assert total", f"    if {condition}:\n        assert total")
     assert tamper(repo, {path: PY}, lambda r: r.write(path, new)) == []
+
+
+def test_an_equality_of_an_object_with_itself_tests_its_eq(repo: GitRepo):
+    """pluggy ce8bdb9: `assert fc1 == fc1` checks `DistFacade.__eq__`; a comment put beside
+    an assertion that was there adds none."""
+    path = "tests/test_calc.py"
+    base = PY.replace(
+        "    assert total == 3\n", "    assert total == 3\n    assert total == total\n"
+    )
+    change = edited(path, "    assert total == total\n", "    assert total == total  # noqa\n")
+    assert tamper(repo, {path: base}, change) == []
+    change = edited(path, "    assert total == 3\n", "    assert total == total\n")
+    assert tamper(repo, {path: PY}, change) == []
