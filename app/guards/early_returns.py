@@ -30,6 +30,7 @@ from app.guards.suite import definition_name_at, indent, is_assertion
 # (pytest passes a test that returns a value, with a warning; a promise returned first is all
 # a JavaScript runner waits for).
 _RETURN = re.compile(r"^\s*return\b")
+_TRAILING_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
 # The one-line forms: Python's `if cond: return`, JavaScript's `if (cond) return;`.
 _INLINE_RETURN = re.compile(
     r"^\s*if\b(?P<py>.+?):\s*return\b.*$|^\s*if\s*\((?P<js>.*)\)\s*return\b.*$"
@@ -58,8 +59,12 @@ def early_returns(
     lines = list(shown) if shown else list(change.added)
     where = {line.number: position for position, line in enumerate(lines)}
     added = {line.number for line in change.added}
+    # A return the change only restates (re-indented, a `;` added) was there before.
+    before = {restated(line.text) for line in change.removed}
     found: list[int] = []
     for line in candidates:
+        if restated(line.text) in before:
+            continue
         position = where.get(line.number)
         if position is None or lines[position].text != line.text:
             continue
@@ -70,6 +75,13 @@ def early_returns(
         if lines[header].number not in added or name in existed:
             found.append(line.number)
     return found
+
+
+def restated(text: str) -> str:
+    """A line as a restatement compares it: no indentation, trailing comment or `;`, and its
+    spaces collapsed (a formatter's `return` made `return;` says the same)."""
+    code = _TRAILING_COMMENT.sub("", text)
+    return " ".join(code.strip().rstrip(";").split())
 
 
 def _ends_test_early(lines: Sequence[Line], position: int, path: str) -> int | None:

@@ -110,7 +110,7 @@ from app.guards.dead_checks import always_holds, dead_blocks, swallowed_blocks
 from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.early_exits import early_exits
-from app.guards.early_returns import early_returns
+from app.guards.early_returns import early_returns, restated
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.pairs import plain_comment
@@ -816,10 +816,13 @@ def _dead_assertions(change: FileChange, shown: Sequence[Line]) -> list[Tamper]:
     added = {line.number for line in change.added}
     removed = {line.text.strip() for line in change.removed if is_assertion(line.text)}
     found: list[Tamper] = []
+    # A header the change only restates (re-indented under a new suite) was there before.
+    before = {restated(line.text) for line in change.removed}
+    fresh = [line for line in change.added if restated(line.text) not in before]
     kinds = (
-        (dead_blocks(shown, change.added), "a condition that never holds"),
+        (dead_blocks(shown, fresh), "a condition that never holds"),
         (
-            swallowed_blocks(shown, change.added),
+            swallowed_blocks(shown, fresh),
             "a handler that swallows failures",
         ),
     )

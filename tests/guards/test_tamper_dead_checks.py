@@ -183,3 +183,19 @@ def test_a_comment_put_beside_an_assertion_adds_no_assertion(repo: GitRepo):
     base = PY.replace("    assert total == 3\n", "    assert total == 3\n    assert True\n")
     change = edited(path, "    assert True\n", "    assert True  # placeholder\n")
     assert tamper(repo, {path: base}, change) == []
+
+
+def test_a_block_only_re_indented_is_no_new_block(repo: GitRepo):
+    """commander b3e6795: tests wrapped in a new `describe`, their `if (process.platform ===
+    'win32') {` blocks re-indented with them."""
+    path = "test/calc.test.js"
+    base = JS.replace(
+        "  expect(total).toBe(3);\n",
+        "  if (process.platform === 'win32') {\n    expect(total).toBe(3);\n  }\n",
+    )
+    head = (
+        "describe('calc', () => {\n"
+        + "".join(f"  {line}\n" for line in base.splitlines())
+        + "});\n"
+    )
+    assert tamper(repo, {path: base}, lambda r: r.write(path, head)) == []

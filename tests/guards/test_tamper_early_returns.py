@@ -163,3 +163,11 @@ def test_a_javascript_promise_returned_before_the_checks_ends_the_test(repo: Git
     path = "test/calc.js"
     change = edited(path, "  const total", "  return Promise.resolve();\n  const total")
     assert tamper(repo, {path: JS}, change) == [f"{path}:5 {MESSAGE}"]
+
+
+def test_a_return_only_restated_was_there_before(repo: GitRepo):
+    """yargs 7ffb5e8: a formatter adds `;` to every line, `return` made `return;`."""
+    path = "test/calc.js"
+    base = JS.replace("  const total", "  return;\n  const total")
+    change = edited(path, "  return;\n", "  return; // unchanged\n")
+    assert tamper(repo, {path: base}, change) == []
