@@ -39,7 +39,7 @@ _ELSEWHERE = frozenset(
         "nacl", "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows", "zos",
         "386", "amd64p32", "arm", "armbe", "arm64", "arm64be", "loong64", "mips", "mipsle",
         "mips64", "mips64le", "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le", "riscv",
-        "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm", "gccgo",
+        "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm", "gccgo", "tinygo",
     }
 )  # fmt: skip
 

@@ -37,6 +37,8 @@ _INLINE_RETURN = re.compile(
 )
 # An `if` that opens a block: `if cond:`, `if cond {`, `if (cond) {`.
 _IF_OPENER = re.compile(r"^\s*if\b(?P<cond>.+?)\s*[:{]\s*$")
+# A condition that is a call of a predicate of the file, or its negation: `skipReportCaller(t)`.
+_PREDICATE_CALL = re.compile(r"^(?P<not>!|not\s+)?\s*(?P<name>[A-Za-z_]\w*)\s*\([^()]*\)$")
 # A line that closes a block rather than running code: `}`, `})`, Ruby's `end`, or goes on
 # with its statement: `else`, `elif`, `} else {`.
 _CLOSING = re.compile(r"^\s*(?:[})\]]|end\b|else\b|elif\b)")
@@ -108,9 +110,65 @@ def _ends_test_early(lines: Sequence[Line], position: int, path: str) -> int | N
         return None
     if any(is_assertion(line.text) or _FAILS.search(line.text) for line in checked):
         return None
-    if condition_false_on_linux(condition.strip()):
+    if condition_false_on_linux(_meaning(condition.strip(), lines)):
         return None  # returns only where the suite does not run, like a platform skip
     return header if _code_after(lines, position, path, indent(lines[opener].text)) else None
+
+
+def _meaning(condition: str, lines: Sequence[Line]) -> str:
+    """A condition that calls a predicate of the same file, read as what the predicate tests:
+    logrus's `if skipReportCaller(t) { return }` over a Go `func skipReportCaller(t
+    *testing.T) bool` whose only `return true` is under `if runtime.Compiler == "tinygo" {`
+    and which else returns false; a Python `def on_windows(): return sys.platform ==
+    "win32"`. Anything else is the condition as written."""
+    call = _PREDICATE_CALL.match(condition)
+    if call is None:
+        return condition
+    tested = _predicate(call["name"], lines)
+    if tested is None:
+        return condition
+    return f"not ({tested})" if call["not"] else f"({tested})"
+
+
+def _predicate(name: str, lines: Sequence[Line]) -> str | None:
+    """What a predicate function of the file tests, when its body says it plainly: Go's
+    `if COND { ...; return true }` then `return false` (no other return, no other `if`),
+    Python's one `return COND`. Defined once in the file; else None."""
+    headers = [i for i, line in enumerate(lines) if _defines_predicate(line.text, name)]
+    if len(headers) != 1:
+        return None
+    start = headers[0]
+    code: list[tuple[int, str]] = []  # (indentation, text) of the body's lines of code
+    for line in lines[start + 1 :]:
+        if line.text.strip() and indent(line.text) <= indent(lines[start].text):
+            break
+        text = line.text.strip()
+        if text and not text.startswith(("//", "#", '"')):
+            code.append((indent(line.text), text))
+    texts = [text for _, text in code]
+    if lines[start].text.lstrip().startswith("def "):
+        single = len(texts) == 1 and texts[0].startswith("return ")
+        return texts[0].removeprefix("return ") if single else None
+    guards = [i for i, text in enumerate(texts) if text.startswith("if ")]
+    returns = [text for text in texts if text.startswith("return")]
+    if len(guards) != 1 or returns != ["return true", "return false"]:
+        return None
+    guard, inside = guards[0], texts.index("return true")
+    opener = _IF_OPENER.match(texts[guard])
+    # `return true` inside the `if` (deeper, nothing closing it first), `return false` last.
+    closes = any(text.startswith("}") for text in texts[guard + 1 : inside])
+    nested = guard < inside and code[inside][0] > code[guard][0] and not closes
+    if opener is None or not nested or texts[-1] != "return false":
+        return None
+    return opener["cond"]
+
+
+def _defines_predicate(text: str, name: str) -> bool:
+    """Whether the line opens a Go `func name(...) bool {` or a Python `def name(...):`."""
+    word = re.escape(name)
+    go = re.match(rf"^func\s+{word}\s*\([^)]*\)\s*bool\s*\{{\s*$", text)
+    python = re.match(rf"^def\s+{word}\s*\([^)]*\)\s*(?:->\s*bool\s*)?:\s*$", text)
+    return bool(go or python)
 
 
 def _enclosing(lines: Sequence[Line], position: int) -> int | None:

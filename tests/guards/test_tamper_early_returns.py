@@ -171,3 +171,49 @@ def test_a_return_only_restated_was_there_before(repo: GitRepo):
     base = JS.replace("  const total", "  return;\n  const total")
     change = edited(path, "  return;\n", "  return; // unchanged\n")
     assert tamper(repo, {path: base}, change) == []
+
+
+SKIP_ON_TINYGO = (
+    "func skipOnTinyGo(t *testing.T) bool {\n\tt.Helper()\n"
+    '\tif runtime.Compiler == "tinygo" {\n\t\tt.Log("SKIP")\n\t\treturn true\n\t}\n'
+    "\treturn false\n}\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("predicate", "reported"),
+    [
+        # logrus 9d6c8ec: true only on TinyGo, never where the suite runs.
+        (SKIP_ON_TINYGO, False),
+        # True on the suite's own compiler.
+        (SKIP_ON_TINYGO.replace('"tinygo"', '"gc"'), True),
+        # `return true` after the `if`, not in it: true everywhere.
+        (
+            SKIP_ON_TINYGO.replace("\t\treturn true\n\t}\n", "\t}\n\treturn true\n"),
+            True,
+        ),
+        # Defined twice, or not at all: not read.
+        (SKIP_ON_TINYGO + SKIP_ON_TINYGO, True),
+        ("", True),
+    ],
+)
+def test_a_go_return_on_a_predicate_of_the_file_reads_what_it_tests(
+    repo: GitRepo, predicate: str, reported: bool
+):
+    base = GO.replace("func TestAdd", predicate.replace("skipOnTinyGo", "unused") + "func TestAdd")
+    head = GO.replace("func TestAdd", predicate + "func TestAdd").replace(
+        "*testing.T) {\n\tif Add",
+        "*testing.T) {\n\tif skipOnTinyGo(t) {\n\t\treturn\n\t}\n\tif Add",
+    )
+    found = tamper(repo, {"calc_test.go": base}, lambda r: r.write("calc_test.go", head))
+    assert bool(found) == reported, found
+
+
+def test_a_python_predicate_of_one_return_is_read(repo: GitRepo):
+    path = "tests/test_calc.py"
+    helper = 'def on_windows():\n    return sys.platform == "win32"\n\n\n'
+    base = PY.replace("def test_add", helper + "def test_add")
+    change = edited(
+        path, "    total = add", "    if on_windows():\n        return\n    total = add"
+    )
+    assert tamper(repo, {path: base}, change) == []
