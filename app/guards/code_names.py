@@ -27,7 +27,8 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_JS_SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".tsx", ".mts", ".cts")
+# JavaScript and TypeScript, every module format.
+JS_SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".tsx", ".mts", ".cts")
 _NAME = r"[A-Za-z_$][\w$]*"
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final"
@@ -208,7 +209,7 @@ def is_reserved(name: str) -> bool:
 def defined_names(text: str, path: str) -> list[str]:
     """The names `text` (one line of `path`) defines."""
     found = [match["n"] for pattern in _DEFINITIONS if (match := pattern.search(text))]
-    if path.endswith(_JS_SUFFIXES) and (match := _JS_METHOD.search(text)):
+    if path.endswith(JS_SUFFIXES) and (match := _JS_METHOD.search(text)):
         found.append(match["n"])
     return found
 

@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 
 from app.guards.changes import FileChange, Line
+from app.guards.code_names import JS_SUFFIXES
 from app.guards.pairs import plain_comment
 from app.guards.suite import collects_tests, indent, is_test_path
 
@@ -54,7 +55,6 @@ _GO_TEST_MAIN = re.compile(r"^func\s+TestMain\s*\(\s*(?P<m>\w+)\s+\*testing\.M\s
 _GO_INIT = re.compile(r"^func\s+init\s*\(\s*\)")
 _GO_EXIT = re.compile(r"(?<![\w.])os\.Exit\s*\(")
 _GO_SUCCESS = re.compile(r"(?<![\w.])os\.Exit\s*\(\s*0\s*\)")
-_JS_SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
 
 MESSAGE = "exit added to test code (the run ends before its tests)"
 NO_RUN = "TestMain never calls {m}.Run() (the package's tests never run)"
@@ -69,7 +69,7 @@ def early_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[
     if path.endswith(".py"):
         shown = list(whole) if whole is not None else _shown(change)
         return [(n, MESSAGE) for n in _python_exits(change.added, shown, path)]
-    if path.endswith(_JS_SUFFIXES) and collects_tests(path):
+    if path.endswith(JS_SUFFIXES) and collects_tests(path):
         return [(line.number, MESSAGE) for line in change.added if _JS_TOP_EXIT.match(line.text)]
     if path.endswith("_test.go"):
         return _go_exits(change, whole)

@@ -96,7 +96,7 @@ from app.guards.build_constraints import constraint_added, go_never_built
 from app.guards.case_skips import paid_skips
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.classifiers import newest_python
-from app.guards.code_names import python_module
+from app.guards.code_names import JS_SUFFIXES, python_module
 from app.guards.collection import (
     Truth,
     hidden_by_lines,
@@ -185,7 +185,6 @@ _OPTION_SKIP = re.compile(
     r"(?<![\w.$])(?:it|test|describe|suite)\s*\(\s*(?P<q>['\"`]).*?(?P=q)\s*,\s*\{[^{}]*?"
     r"\b(?:skip|todo)\s*:\s*(?P<value>[^,}]+)"
 )
-_JS_SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
 # RSpec and minitest skip with bare words, which mean something else in other languages.
 _RUBY_BODY_MARKERS = re.compile(r"^\s*(skip|pending)(\s*\(|\s+['\"]|\s*$)")
 # A skipped suite: every test inside it is skipped.
@@ -251,7 +250,6 @@ _DEFINES_TESTS = re.compile(r"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.
 # A function that may enclose a skip: Python's `def`, Go's `func`.
 _FUNCTION = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\(|^func\b")
 _LINE_COMMENT = re.compile(r"^(#|//)\s*")
-_TRAILING_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
 # The `c`/`m` of `.cjs`, `.mjs`, `.cts`, `.mts`: CommonJS or ES module, the same language.
 _MODULE_FORMAT = re.compile(r"^[cm](?=[jt]s$)")
 
@@ -796,7 +794,7 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
         return []
     found: list[Tamper] = []
     # A line kept with a comment put beside it (`# noqa: PLR0124`) is no new assertion.
-    codes = {_code_of(text) for text in removed}
+    codes = {restated(text) for text in removed}
     for position, line in enumerate(change.added):
         text = line.text.strip()
         uncommented = _LINE_COMMENT.sub("", text, count=1)
@@ -804,7 +802,7 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
             found.append(Tamper(change.path, line.number, "assertion commented out"))
         elif f"assert {text}" in removed and not _continues(change.added, position):
             found.append(Tamper(change.path, line.number, "assert statement removed"))
-        elif _code_of(text) not in codes and always_holds(text, change.path):
+        elif restated(text) not in codes and always_holds(text, change.path):
             found.append(Tamper(change.path, line.number, "assertion that always holds added"))
     return found
 
@@ -854,11 +852,6 @@ def _returns(change: FileChange, sides: _Sides, existed: set[str]) -> list[Tampe
     message = "early return added to a test (the rest of it never runs)"
     numbers = early_returns(change, _new_side(change, sides), existed)
     return [Tamper(change.path, n, message) for n in numbers]
-
-
-def _code_of(text: str) -> str:
-    """A line without a trailing comment (`#` or `//` after code), stripped."""
-    return _TRAILING_COMMENT.sub("", text).strip()
 
 
 def _continues(lines: Sequence[Line], index: int) -> bool:
@@ -1144,7 +1137,7 @@ def _skip_kind(text: str, path: str) -> str | None:
         return "decorator"
     if _BODY_MARKERS.search(text) or (path.endswith(".rb") and _RUBY_BODY_MARKERS.search(text)):
         return "body"
-    if path.endswith(_JS_SUFFIXES):
+    if path.endswith(JS_SUFFIXES):
         if _JS_BODY_MARKERS.search(text):
             return "body"
         option = _OPTION_SKIP.search(text)
