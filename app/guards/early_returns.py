@@ -35,6 +35,8 @@ _TRAILING_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
 _INLINE_RETURN = re.compile(
     r"^\s*if\b(?P<py>.+?):\s*return\b.*$|^\s*if\s*\((?P<js>.*)\)\s*return\b.*$"
 )
+# A one-line conditional skip: `if cond: pytest.skip(...)`, `if (cond) this.skip()`.
+_INLINE_SKIP = re.compile(r"^\s*if\b(?P<py>.+?):\s*\S.*$|^\s*if\s*\((?P<js>.*)\)\s*[\w$.]+\(.*$")
 # An `if` that opens a block: `if cond:`, `if cond {`, `if (cond) {`.
 _IF_OPENER = re.compile(r"^\s*if\b(?P<cond>.+?)\s*[:{]\s*$")
 # A condition that is a call of a predicate of the file, or its negation: `skipReportCaller(t)`.
@@ -198,4 +200,52 @@ def _code_after(lines: Sequence[Line], position: int, path: str, depth: int | No
         if indent(text) > depth or (indent(text) == depth and _CLOSING.match(text)):
             continue
         return indent(text) >= depth and not _CLOSING.match(text)
+    return False
+
+
+def gated_returns(lines: Sequence[Line]) -> set[str]:
+    """The conditions of returns among `lines` (restated): `if (cond) return`, `if cond:
+    return`, or an `if` line followed by a `return` line."""
+    found: set[str] = set()
+    for index, line in enumerate(lines):
+        inline = _INLINE_RETURN.match(line.text)
+        if inline is not None:
+            found.add(_bare_condition(inline["py"] or inline["js"]))
+            continue
+        opener = _IF_OPENER.match(line.text)
+        following = lines[index + 1] if index + 1 < len(lines) else None
+        if opener is not None and following is not None and _RETURN.match(following.text):
+            found.add(_bare_condition(opener["cond"]))
+    return found
+
+
+def skip_gate(lines: Sequence[Line], position: int) -> str | None:
+    """The condition (restated) of the `if` a skip at `lines[position]` is directly under:
+    on its own line (`if (cond) this.skip()`) or the line that opens its block."""
+    if not 0 <= position < len(lines):
+        return None
+    inline = _INLINE_SKIP.match(lines[position].text)
+    if inline is not None:
+        return _bare_condition(inline["py"] or inline["js"])
+    enclosing = _enclosing(lines, position)
+    opener = _IF_OPENER.match(lines[enclosing].text) if enclosing is not None else None
+    return _bare_condition(opener["cond"]) if opener is not None else None
+
+
+def _bare_condition(text: str) -> str:
+    """A condition without the parentheses that wrap all of it (`(a && b)` is `a && b`),
+    restated."""
+    text = restated(text)
+    while text.startswith("(") and text.endswith(")") and _wraps(text):
+        text = text[1:-1].strip()
+    return text
+
+
+def _wraps(text: str) -> bool:
+    """Whether the opening parenthesis closes at the very end."""
+    depth = 0
+    for position, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return position == len(text) - 1
     return False

@@ -110,7 +110,7 @@ from app.guards.dead_checks import always_holds, dead_blocks, swallowed_blocks
 from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.early_exits import early_exits
-from app.guards.early_returns import early_returns, restated
+from app.guards.early_returns import early_returns, gated_returns, restated, skip_gate
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.pairs import plain_comment
@@ -977,7 +977,8 @@ def _markers(
     left: set[int] = travelled.left if travelled else set()
     kinds = zip(change.removed, _skip_kinds(change.removed, sides, "base"), strict=True)
     gone = [(line, kind) for line, kind in kinds if kind and line.number not in left]
-    return found + _net_of(_case_marks_moved(skips, sides), gone, sides)
+    skips = _gates_restated(_case_marks_moved(skips, sides), change, sides)
+    return found + _net_of(skips, gone, sides)
 
 
 def _case_marks_moved(skips: list[Tamper], sides: _Sides) -> list[Tamper]:
@@ -996,6 +997,23 @@ def _case_marks_moved(skips: list[Tamper], sides: _Sides) -> list[Tamper]:
         newest=sides.newest,
     )
     return [tamper for tamper in skips if (tamper.line or 0) not in paid]
+
+
+def _gates_restated(skips: list[Tamper], change: FileChange, sides: _Sides) -> list[Tamper]:
+    """Skips under an `if` whose condition the change takes off a `return` in the same file:
+    express `61421a8` made `if (method === 'query' && shouldSkipQuery(...)) return`, which
+    left the test undefined there, an `if (...) { this.skip() }` in the test. The same
+    condition kept the test from running before; only where it is checked moved."""
+    gated = gated_returns(change.removed)
+    head = sides.whole("head")
+    if not gated or head is None:
+        return skips
+    kept: list[Tamper] = []
+    for tamper in skips:
+        condition = skip_gate(head, (tamper.line or 0) - 1)
+        if condition is None or condition not in gated:
+            kept.append(tamper)
+    return kept
 
 
 def _net_of(skips: list[Tamper], gone: list[tuple[Line, str]], sides: _Sides) -> list[Tamper]:

@@ -121,3 +121,31 @@ def test_a_javascript_skip_on_another_platform_only_passes(repo: GitRepo):
         "test('adds', function () {\n  if (process.platform === 'win32') this.skip();",
     )
     assert tamper(repo, {"test/calc.js": JS}, lambda r: r.write("test/calc.js", new)) == []
+
+
+LOOP = (
+    "describe('methods', function () {\n  methods.forEach(function (method) {\n"
+    "    if (method === 'query' && skipQuery()) return\n\n"
+    "    it('supports ' + method, function () {\n      check(method);\n    });\n  });\n});\n"
+)
+
+
+def test_a_skip_on_the_condition_a_removed_return_checked_is_a_rewording(repo: GitRepo):
+    """express 61421a8: the `return` that left the test undefined on that condition made a
+    `this.skip()` in the test on the same condition."""
+    head = LOOP.replace("    if (method === 'query' && skipQuery()) return\n\n", "").replace(
+        "function () {\n      check",
+        "function () {\n      if (method === 'query' && skipQuery()) {\n"
+        "        this.skip()\n      }\n      check",
+    )
+    found = tamper(repo, {"test/methods.js": LOOP}, lambda r: r.write("test/methods.js", head))
+    assert found == []
+
+
+def test_a_skip_on_another_condition_than_the_removed_return_is_reported(repo: GitRepo):
+    head = LOOP.replace("    if (method === 'query' && skipQuery()) return\n\n", "").replace(
+        "function () {\n      check",
+        "function () {\n      if (method === 'get') {\n        this.skip()\n      }\n      check",
+    )
+    found = tamper(repo, {"test/methods.js": LOOP}, lambda r: r.write("test/methods.js", head))
+    assert found == ["test/methods.js:5 skip marker added inside a test"]
