@@ -38,6 +38,12 @@ from app.guards.suite import indent, is_assertion
 # A line that opens a block on a condition: Python's `if cond:`, `elif cond:`, `while cond:`,
 # Go's `if cond {`, JavaScript's `if (cond) {`, `} else if (cond) {`.
 _BLOCK_IF = re.compile(r"^\s*(?:\}\s*else\s+)?(?:if|elif|while)\b\s*(?P<cond>.+?)\s*[:{]\s*$")
+# testify's checks of a literal that holds: `assert.True(t, true)`, `require.False(t, false)`,
+# `assert.Nil(t, nil)`, `assert.NotNil(t, 1)`.
+_GO_ALWAYS = re.compile(
+    r"^(?:assert|require)\.(?:True\(\s*\w+\s*,\s*true|False\(\s*\w+\s*,\s*false"
+    r"|Nil\(\s*\w+\s*,\s*nil|NotNil\(\s*\w+\s*,\s*(?:true|\d+|\"[^\"]*\"))\s*[,)]"
+)
 _CATCHES_FAILURE = r"(?:AssertionError|Exception|BaseException)"
 _SUPPRESS = re.compile(
     rf"^\s*with\s+(?:contextlib\.)?suppress\s*\([^)]*\b{_CATCHES_FAILURE}\b[^)]*\)\s*:"
@@ -140,23 +146,51 @@ def always_holds(text: str, path: str) -> bool:
     """Whether an assertion line (stripped) checks nothing: it holds whatever the code does."""
     if path.endswith((".py", ".pyi")):
         return _python_always(text)
+    if path.endswith(".go"):
+        return bool(_GO_ALWAYS.match(text))
     return bool(_JS_ALWAYS.match(text))
 
 
 def _python_always(text: str) -> bool:
-    if not text.startswith("assert"):
-        return False
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+    if len(tree.body) != 1:
         return False
-    test = tree.body[0].test
-    operands = (
-        test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
-    )
-    return any(_true_literal(operand) for operand in operands)
+    statement = tree.body[0]
+    if isinstance(statement, ast.Assert):
+        test = statement.test
+        operands = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+        )
+        return any(_true_literal(operand) for operand in operands)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        return _unittest_always(statement.value)
+    return False
+
+
+def _unittest_always(call: ast.Call) -> bool:
+    """unittest's checks of a literal that holds (`self.assertTrue(True)`,
+    `self.assertFalse(0)`, `self.assertIsNone(None)`, `self.assertIsNotNone(1)`) or of an
+    object's identity with itself (`self.assertIs(x, x)`)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or call.keywords or not call.args:
+        return False
+    first = call.args[0]
+    if func.attr in ("assertTrue", "assert_", "failUnless"):
+        return _true_literal(first)
+    if func.attr == "assertIs" and len(call.args) >= 2:
+        return ast.dump(first) == ast.dump(call.args[1])
+    if not isinstance(first, ast.Constant):
+        return False
+    holds = {
+        "assertFalse": not first.value,
+        "failIf": not first.value,
+        "assertIsNone": first.value is None,
+        "assertIsNotNone": first.value is not None,
+    }
+    return holds.get(func.attr, False)
 
 
 def _true_literal(node: ast.expr) -> bool:

@@ -199,3 +199,48 @@ def test_a_block_only_re_indented_is_no_new_block(repo: GitRepo):
         + "});\n"
     )
     assert tamper(repo, {path: base}, lambda r: r.write(path, head)) == []
+
+
+UNITTEST = (
+    "import unittest\n\n\nclass TestCalc(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n"
+)
+TESTIFY = (
+    'package calc\n\nimport (\n\t"testing"\n\n\t"github.com/stretchr/testify/assert"\n)\n\n'
+    "func TestAdd(t *testing.T) {\n\tassert.Equal(t, 3, Add(1, 2))\n}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "self.assertTrue(True)",
+        "self.assertTrue(1)",
+        "self.assertFalse(0)",
+        "self.assertIsNone(None)",
+        "self.assertIsNotNone('x')",
+        "self.assertIs(self, self)",
+    ],
+)
+def test_a_unittest_check_that_always_holds_is_reported(repo: GitRepo, new: str):
+    path = "tests/test_calc.py"
+    change = edited(path, "self.assertEqual(add(1, 2), 3)", new)
+    assert tamper(repo, {path: UNITTEST}, change) == [f"{path}:6 {ALWAYS}"]
+
+
+@pytest.mark.parametrize(
+    "new", ["assert.True(t, true)", "require.False(t, false)", "assert.Nil(t, nil)"]
+)
+def test_a_testify_check_that_always_holds_is_reported(repo: GitRepo, new: str):
+    change = edited("calc_test.go", "assert.Equal(t, 3, Add(1, 2))", new)
+    assert tamper(repo, {"calc_test.go": TESTIFY}, change) == [f"calc_test.go:10 {ALWAYS}"]
+
+
+@pytest.mark.parametrize(
+    "new",
+    ["self.assertTrue(add(1, 2) == 3)", "self.assertEqual(add(1, 2), 3.0)", "self.assertIsNone(x)"],
+)
+def test_a_unittest_check_of_the_code_passes(repo: GitRepo, new: str):
+    path = "tests/test_calc.py"
+    change = edited(path, "self.assertEqual(add(1, 2), 3)", new)
+    assert tamper(repo, {path: UNITTEST}, change) == []
