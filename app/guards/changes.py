@@ -6,6 +6,7 @@ ourselves) produce this same plain data, so every rule is one function over it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -20,6 +21,8 @@ Source = Literal["repo", "diff", "worktree"]
 # Shorter lines (`}`, `pass`, `else:`, `end`) say too little to tell one piece of code from
 # another: a change, a move or a rename is shown by the lines that say something.
 _MIN_TELLING = 8
+# A comment after code on the same line: `x = 1  # why`, `return; // why`.
+_TRAILING_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
 
 
 def is_telling(text: str) -> bool:
@@ -27,6 +30,13 @@ def is_telling(text: str) -> bool:
     letter or digit (not a brace, a blank or a one-word line)."""
     stripped = text.strip()
     return len(stripped) >= _MIN_TELLING and any(char.isalnum() for char in stripped)
+
+
+def restated(text: str) -> str:
+    """A line as a restatement compares it: no indentation, trailing comment or `;`, and its
+    spaces collapsed (a formatter's `return` made `return;` says the same)."""
+    code = _TRAILING_COMMENT.sub("", text)
+    return " ".join(code.strip().rstrip(";").split())
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from app.guards.changes import FileChange, Line
+from app.guards.changes import FileChange, Line, restated
 from app.guards.pairs import plain_comment
 from app.guards.skip_conditions import condition_false_on_linux
 from app.guards.suite import definition_name_at, indent, is_assertion
@@ -30,7 +30,6 @@ from app.guards.suite import definition_name_at, indent, is_assertion
 # (pytest passes a test that returns a value, with a warning; a promise returned first is all
 # a JavaScript runner waits for).
 _RETURN = re.compile(r"^\s*return\b")
-_TRAILING_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
 # The one-line forms: Python's `if cond: return`, JavaScript's `if (cond) return;`.
 _INLINE_RETURN = re.compile(
     r"^\s*if\b(?P<py>.+?):\s*return\b.*$|^\s*if\s*\((?P<js>.*)\)\s*return\b.*$"
@@ -79,13 +78,6 @@ def early_returns(
         if lines[header].number not in added or name in existed:
             found.append(line.number)
     return found
-
-
-def restated(text: str) -> str:
-    """A line as a restatement compares it: no indentation, trailing comment or `;`, and its
-    spaces collapsed (a formatter's `return` made `return;` says the same)."""
-    code = _TRAILING_COMMENT.sub("", text)
-    return " ".join(code.strip().rstrip(";").split())
 
 
 def _ends_test_early(lines: Sequence[Line], position: int, path: str) -> int | None:

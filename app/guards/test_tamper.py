@@ -94,7 +94,7 @@ from functools import cache, partial
 from app.guards.aliases import with_linux_aliases
 from app.guards.build_constraints import constraint_added, go_never_built
 from app.guards.case_skips import paid_skips
-from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.changes import ChangeSet, FileChange, Line, restated
 from app.guards.classifiers import newest_python
 from app.guards.code_names import JS_SUFFIXES, python_module
 from app.guards.collection import (
@@ -110,7 +110,7 @@ from app.guards.dead_checks import always_holds, dead_blocks, swallowed_blocks
 from app.guards.dependency_skips import fires_only_when_missing
 from app.guards.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.early_exits import early_exits
-from app.guards.early_returns import early_returns, gated_returns, restated, skip_gate
+from app.guards.early_returns import early_returns, gated_returns, skip_gate
 from app.guards.flags import Names, flags
 from app.guards.moved_skips import Travelled, travelled_skips
 from app.guards.pairs import plain_comment
@@ -847,8 +847,8 @@ def _new_side(change: FileChange, sides: _Sides) -> list[Line]:
 
 
 def _returns(change: FileChange, sides: _Sides, existed: set[str]) -> list[Tamper]:
-    """Bare returns added at the top level of a test that existed, with code after them
-    (`app.guards.early_returns`): read on the whole new file, or on what the diff shows."""
+    """Returns added to a test that existed that end it early (`app.guards.early_returns`):
+    read on the whole new file, or on what the diff shows."""
     message = "early return added to a test (the rest of it never runs)"
     numbers = early_returns(change, _new_side(change, sides), existed)
     return [Tamper(change.path, n, message) for n in numbers]
