@@ -10,9 +10,11 @@ Reported, on lines the change adds to test material (`app.guards.suite.is_test_p
   os as o`), `exit(...)`, `quit(...)`, `pytest.exit(...)`, `raise SystemExit`;
 - Python, anywhere in a `conftest.py` (its hooks and fixtures run for every test): the same
   calls but the bare `exit` and `quit`, which a nested function may name for itself;
-- JavaScript and TypeScript, at the top level of a file the runner collects:
+- JavaScript and TypeScript, in a file the runner collects: at the top level,
   `process.exit(...)`, `process.reallyExit(...)`, `process.abort()`,
-  `process.kill(process.pid...)`;
+  `process.kill(process.pid...)`; anywhere outside a string, a success exit,
+  `process.exit(0)` or `process.exitCode = 0` (`process.on('exit', () => process.exit(0))`
+  turns a failed run into a passing one);
 - Go, in a `_test.go` file: a `TestMain(m *testing.M)` that never calls `m.Run()` (the
   package's tests then never run, and `go test` passes), or calls `os.Exit(0)` on a line
   before it (`os.Exit(1)` on a failed setup fails the run, as it should), read whole from
@@ -51,6 +53,9 @@ _PY_MAIN_GUARD = re.compile(r"""^\s*if\s+__name__\s*==\s*['"]__main__['"]\s*:"""
 _JS_TOP_EXIT = re.compile(
     r"^(?:process\.(?:exit|reallyExit|abort)\s*\(|process\.kill\s*\(\s*process\.pid\b)"
 )
+_JS_SUCCESS_EXIT = re.compile(
+    r"(?<![\w$.])process\.(?:exit|reallyExit)\s*\(\s*0?\s*\)|(?<![\w$.])process\.exitCode\s*=\s*0\b"
+)
 _GO_TEST_MAIN = re.compile(r"^func\s+TestMain\s*\(\s*(?P<m>\w+)\s+\*testing\.M\s*\)")
 _GO_INIT = re.compile(r"^func\s+init\s*\(\s*\)")
 _GO_EXIT = re.compile(r"(?<![\w.])os\.Exit\s*\(")
@@ -70,10 +75,30 @@ def early_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[
         shown = list(whole) if whole is not None else _shown(change)
         return [(n, MESSAGE) for n in _python_exits(change.added, shown, path)]
     if path.endswith(JS_SUFFIXES) and collects_tests(path):
-        return [(line.number, MESSAGE) for line in change.added if _JS_TOP_EXIT.match(line.text)]
+        return [(line.number, MESSAGE) for line in change.added if _js_exits(line.text)]
     if path.endswith("_test.go"):
         return _go_exits(change, whole)
     return []
+
+
+def _js_exits(text: str) -> bool:
+    """A JavaScript line that ends the run: an exit at the top level, or a success exit
+    anywhere (`process.on('exit', () => process.exit(0))`, `process.exitCode = 0`), outside a
+    string (a test that spawns `node -e 'process.exit(0)'` exits a child)."""
+    if _JS_TOP_EXIT.match(text):
+        return True
+    return any(_outside_strings(text, match.start()) for match in _JS_SUCCESS_EXIT.finditer(text))
+
+
+def _outside_strings(text: str, position: int) -> bool:
+    """Whether `position` is outside the quoted strings of a line, read quote by quote."""
+    quote: str | None = None
+    for index, char in enumerate(text[:position]):
+        if quote is None and char in "'\"`":
+            quote = char
+        elif char == quote and (index == 0 or text[index - 1] != "\\"):
+            quote = None
+    return quote is None
 
 
 def _shown(change: FileChange) -> list[Line]:

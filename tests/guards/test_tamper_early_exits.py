@@ -132,3 +132,23 @@ def test_a_bare_diff_reads_the_added_lines(repo: GitRepo):
     found = by_rule(diff_result(diff), "test-tamper")
     assert ("tests/conftest.py", 3, MESSAGE) in found
     assert any(path == "calc_test.go" and "never calls m.Run()" in m for path, _, m in found)
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        "process.on('exit', () => process.exit(0));\n",
+        "process.on('exit', () => {\n  process.exitCode = 0;\n});\n",
+    ],
+)
+def test_a_javascript_success_exit_anywhere_in_a_test_file_is_reported(repo: GitRepo, added: str):
+    def change(r: GitRepo) -> None:
+        r.write("test/calc.js", JS + added)
+
+    found = tamper(repo, {"test/calc.js": JS}, change)
+    assert len(found) == 1 and found[0].endswith(MESSAGE)
+
+
+def test_a_child_told_to_exit_in_a_string_is_no_exit_of_the_run(repo: GitRepo):
+    spawn = "test('child exits', () => {\n  run(`node -e 'process.exit(0)'`);\n});\n"
+    assert tamper(repo, {"test/calc.js": JS}, lambda r: r.write("test/calc.js", JS + spawn)) == []
