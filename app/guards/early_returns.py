@@ -30,6 +30,8 @@ from app.guards.suite import definition_name_at, indent, is_assertion
 # (pytest passes a test that returns a value, with a warning; a promise returned first is all
 # a JavaScript runner waits for).
 _RETURN = re.compile(r"^\s*return\b")
+# RSpec's blocks end early with `next` (`return` there raises), `next if cond` included.
+_RUBY_NEXT = re.compile(r"^\s*next\b")
 # The one-line forms: Python's `if cond: return`, JavaScript's `if (cond) return;`.
 _INLINE_RETURN = re.compile(
     r"^\s*if\b(?P<py>.+?):\s*return\b.*$|^\s*if\s*\((?P<js>.*)\)\s*return\b.*$"
@@ -54,8 +56,13 @@ def early_returns(
     """The numbers of the added lines that end a test that existed early. `shown` is the new
     side, whole or as much of it as the diff shows (added and context lines, in order);
     `existed` the names of tests that were there under another header line."""
+    ruby = change.path.endswith(".rb")
     candidates = [
-        line for line in change.added if _RETURN.match(line.text) or _INLINE_RETURN.match(line.text)
+        line
+        for line in change.added
+        if _RETURN.match(line.text)
+        or _INLINE_RETURN.match(line.text)
+        or (ruby and _RUBY_NEXT.match(line.text))
     ]
     if not candidates or change.status in ("added", "copied"):
         return []

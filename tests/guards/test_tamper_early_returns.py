@@ -217,3 +217,31 @@ def test_a_python_predicate_of_one_return_is_read(repo: GitRepo):
         path, "    total = add", "    if on_windows():\n        return\n    total = add"
     )
     assert tamper(repo, {path: base}, change) == []
+
+
+SPEC = 'describe Calc do\n  it "adds" do\n    expect(Calc.add(1, 2)).to eq(3)\n  end\nend\n'
+MINITEST = (
+    "class TestCalc < Minitest::Test\n  def test_add\n    assert_equal 3, Calc.add(1, 2)\n"
+    "  end\nend\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "old", "new"),
+    [
+        ("spec/calc_spec.rb", SPEC, '  it "adds" do\n', '  it "adds" do\n    next\n'),
+        ("spec/calc_spec.rb", SPEC, '  it "adds" do\n', '  it "adds" do\n    next if ENV["CI"]\n'),
+        ("test/test_calc.rb", MINITEST, "  def test_add\n", "  def test_add\n    return\n"),
+    ],
+)
+def test_a_ruby_test_ended_early_is_reported(
+    repo: GitRepo, path: str, content: str, old: str, new: str
+):
+    assert tamper(repo, {path: content}, edited(path, old, new)) == [f"{path}:3 {MESSAGE}"]
+
+
+def test_a_next_in_a_loop_of_a_spec_ends_one_turn(repo: GitRepo):
+    path = "spec/calc_spec.rb"
+    loop = "    [1, 2].each do |n|\n      next if n == 1\n      expect(n).to eq(2)\n    end\n"
+    change = edited(path, "    expect(Calc", loop + "    expect(Calc")
+    assert tamper(repo, {path: SPEC}, change) == []
