@@ -19,6 +19,7 @@ one with code after it leaves that code unrun.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 
 from app.guards.changes import FileChange, Line, restated
@@ -51,30 +52,24 @@ _FAILS = re.compile(r"\b(?:raise|throw)\b|\bpytest\.fail\b")
 
 
 def early_returns(
-    change: FileChange, shown: Sequence[Line] | None, existed: Collection[str]
+    change: FileChange,
+    shown: Sequence[Line] | None,
+    existed: Collection[str],
+    base: Sequence[Line] | None = None,
 ) -> list[int]:
     """The numbers of the added lines that end a test that existed early. `shown` is the new
     side, whole or as much of it as the diff shows (added and context lines, in order);
-    `existed` the names of tests that were there under another header line."""
+    `existed` the names of tests that were there under another header line; `base` the old
+    side whole, when the repository is read."""
     ruby = change.path.endswith(".rb")
-    candidates = [
-        line
-        for line in change.added
-        if _RETURN.match(line.text)
-        or _INLINE_RETURN.match(line.text)
-        or (ruby and _RUBY_NEXT.match(line.text))
-    ]
+    candidates = [line for line in change.added if _is_return(line.text, ruby=ruby)]
     if not candidates or change.status in ("added", "copied"):
         return []
     lines = list(shown) if shown else list(change.added)
     where = {line.number: position for position, line in enumerate(lines)}
     added = {line.number for line in change.added}
-    # A return the change only restates (re-indented, a `;` added) was there before.
-    before = {restated(line.text) for line in change.removed}
     found: list[int] = []
     for line in candidates:
-        if restated(line.text) in before:
-            continue
         position = where.get(line.number)
         if position is None or lines[position].text != line.text:
             continue
@@ -84,7 +79,60 @@ def early_returns(
         name = definition_name_at(lines, header) or ""
         if lines[header].number not in added or name in existed:
             found.append(line.number)
-    return found
+    return _net(found, lines, change, base, ruby=ruby)
+
+
+def _net(
+    found: list[int],
+    lines: Sequence[Line],
+    change: FileChange,
+    base: Sequence[Line] | None,
+    *,
+    ruby: bool,
+) -> list[int]:
+    """The new early returns no removed one replaces. A return restated (re-indented, given a
+    `;`) or reworded replaces one that was there, as a skip reworded does (sinatra's `next if
+    server.puma? or server.rainbows?` made `next if server.puma?`); with the base file whole,
+    only one in the same test (a return taken off one test pays for none put on another), and
+    without it, any in the file. One that returned only off Linux pays for nothing."""
+    gone: Counter[str | None] = Counter()
+    where = {line.number: position for position, line in enumerate(base or ())}
+    for line in change.removed:
+        if not _is_return(line.text, ruby=ruby) or _off_linux(line.text):
+            continue
+        position = where.get(line.number)
+        gone[_test_of(base, position) if base is not None and position is not None else None] += 1
+    numbers = {line.number: position for position, line in enumerate(lines)}
+    new: list[int] = []
+    for number in found:
+        test = _test_of(lines, numbers[number]) if base is not None else None
+        if gone[test] > 0:
+            gone[test] -= 1
+        else:
+            new.append(number)
+    return new
+
+
+def _test_of(lines: Sequence[Line], position: int) -> str | None:
+    """The name of the test whose header is the nearest less-indented line above, if any."""
+    at: int | None = position
+    while at is not None:
+        at = _enclosing(lines, at)
+        if at is not None and definition_name_at(lines, at) is not None:
+            return definition_name_at(lines, at)
+    return None
+
+
+def _is_return(text: str, *, ruby: bool) -> bool:
+    return bool(
+        _RETURN.match(text) or _INLINE_RETURN.match(text) or (ruby and _RUBY_NEXT.match(text))
+    )
+
+
+def _off_linux(text: str) -> bool:
+    """A one-line return on a condition false on Linux (`if sys.platform == "win32": return`)."""
+    inline = _INLINE_RETURN.match(text)
+    return inline is not None and condition_false_on_linux(inline["py"] or inline["js"])
 
 
 def _ends_test_early(lines: Sequence[Line], position: int, path: str) -> int | None:

@@ -850,7 +850,8 @@ def _returns(change: FileChange, sides: _Sides, existed: set[str]) -> list[Tampe
     """Returns added to a test that existed that end it early (`app.guards.early_returns`):
     read on the whole new file, or on what the diff shows."""
     message = "early return added to a test (the rest of it never runs)"
-    numbers = early_returns(change, _new_side(change, sides), existed)
+    base = sides.whole("base") if sides.trees is not None else None
+    numbers = early_returns(change, _new_side(change, sides), existed, base)
     return [Tamper(change.path, n, message) for n in numbers]
 
 

@@ -245,3 +245,37 @@ def test_a_next_in_a_loop_of_a_spec_ends_one_turn(repo: GitRepo):
     loop = "    [1, 2].each do |n|\n      next if n == 1\n      expect(n).to eq(2)\n    end\n"
     change = edited(path, "    expect(Calc", loop + "    expect(Calc")
     assert tamper(repo, {path: SPEC}, change) == []
+
+
+TWO = (
+    "from calc import add\n\n\n"
+    "def test_one():\n    if skip_one():\n        return\n    assert add(1, 2) == 3\n\n\n"
+    "def test_two():\n    assert add(2, 2) == 4\n"
+)
+
+
+def test_a_return_reworded_in_its_own_test_replaces_the_old_one(repo: GitRepo):
+    """sinatra 1da8b56: `next if a or b or c` made `next if a or c`."""
+    path = "tests/test_calc.py"
+    change = edited(path, "    if skip_one():\n", "    if skip_one() or skip_all():\n")
+    assert tamper(repo, {path: TWO}, change) == []
+
+
+def test_a_return_taken_off_one_test_pays_for_none_put_on_another(repo: GitRepo):
+    path = "tests/test_calc.py"
+
+    def change(r: GitRepo) -> None:
+        text = TWO.replace("    if skip_one():\n        return\n", "")
+        r.write(path, text.replace("    assert add(2, 2)", "    return\n    assert add(2, 2)"))
+
+    assert tamper(repo, {path: TWO}, change) == [f"{path}:9 {MESSAGE}"]
+
+
+def test_a_return_only_re_indented_pays_for_no_new_one(repo: GitRepo):
+    path = "tests/test_calc.py"
+
+    def change(r: GitRepo) -> None:
+        text = TWO.replace("        return\n", "        return  # still\n")
+        r.write(path, text.replace("    assert add(2, 2)", "    return\n    assert add(2, 2)"))
+
+    assert tamper(repo, {path: TWO}, change) == [f"{path}:11 {MESSAGE}"]
