@@ -16,7 +16,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 
-from app.guards.changes import FileChange, Line
+from app.guards.changes import FileChange
 from app.guards.trees import TreeView
 
 __all__ = ["constraint_added", "go_never_built"]
@@ -70,17 +70,16 @@ def constraint_added(change: FileChange, trees: TreeView | None) -> int | None:
     path = change.new_path or ""
     if change.status not in ("modified", "renamed") or not path.endswith("_test.go"):
         return None
-    added = [line for line in change.added if _BUILD_LINE.match(line.text.strip())]
+    added = [line for line in change.added if _constraint_line(line.text)]
     if not added:
-        return _plus_build_added(change)
+        return None
     head = trees.text("head", path) if trees is not None else None
     if head is not None:
-        expr = _constraint(head.splitlines())
-        base = _base_lines(change, trees)
-        before = _constraint(base) or _plus_build([line for line in base if line.strip()][:20])
+        expr = _file_constraint(head.splitlines())
+        before = _file_constraint(_base_lines(change, trees))
     else:
-        expr = _build_expr(added)
-        before = _build_expr(change.removed) or _plus_build([ln.text for ln in change.removed])
+        expr = _any_constraint([line.text for line in added])
+        before = _any_constraint([line.text for line in change.removed])
     if expr is None or _evaluate(expr, None) is True:
         return None
     if before is not None and _evaluate(before, None) is not True:
@@ -88,20 +87,23 @@ def constraint_added(change: FileChange, trees: TreeView | None) -> int | None:
     return added[0].number
 
 
-def _plus_build_added(change: FileChange) -> int | None:
-    """An old-form `// +build` line added (where no `//go:build` line is), judged the same
-    way against the old-form constraint the change removes, if any."""
-    for line in change.added:
-        expr = _plus_build([line.text])
-        if expr is None:
-            continue
-        if _evaluate(expr, None) is True:
-            return None
-        before = _plus_build([removed.text for removed in change.removed])
-        if before is not None and _evaluate(before, None) is not True:
-            return None
-        return line.number
-    return None
+def _constraint_line(text: str) -> bool:
+    return bool(_BUILD_LINE.match(text.strip()) or _PLUS_BUILD.match(text.strip()))
+
+
+def _file_constraint(lines: Sequence[str]) -> str | None:
+    """A whole file's constraint, as the go command reads it: its `//go:build` line, else its
+    old-form `// +build` line (in its header: the first lines that say something)."""
+    return _constraint(lines) or _plus_build([line for line in lines if line.strip()][:20])
+
+
+def _any_constraint(lines: Sequence[str]) -> str | None:
+    """The constraint among lines a bare diff shows: a `//go:build` line, else a `// +build`."""
+    for text in lines:
+        match = _BUILD_LINE.match(text.strip())
+        if match is not None:
+            return match["expr"]
+    return _plus_build(lines)
 
 
 def _plus_build(lines: Sequence[str]) -> str | None:
@@ -112,15 +114,6 @@ def _plus_build(lines: Sequence[str]) -> str | None:
         if match is not None:
             options = [" && ".join(term.split(",")) for term in match["expr"].split()]
             return " || ".join(f"({option})" for option in options)
-    return None
-
-
-def _build_expr(lines: Sequence[Line]) -> str | None:
-    """The expression of the first `//go:build` line among changed lines (a bare diff)."""
-    for line in lines:
-        match = _BUILD_LINE.match(line.text.strip())
-        if match is not None:
-            return match["expr"]
     return None
 
 

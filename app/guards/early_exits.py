@@ -18,7 +18,7 @@ Reported, on lines the change adds to test material (`app.guards.suite.is_test_p
 - Go, in a `_test.go` file: a `TestMain(m *testing.M)` that never calls `m.Run()` (the
   package's tests then never run, and `go test` passes), or calls `os.Exit(0)` on a line
   before it (`os.Exit(1)` on a failed setup fails the run, as it should), read whole from
-  the new file where the repository is read, from the added lines otherwise; and
+  the new file where the repository is read, from the lines a diff shows otherwise; and
   `os.Exit(...)` in a `func init()`, which runs before any test.
 
 Exits inside a test or a helper are not read: a CLI test builds commands that call
@@ -65,19 +65,19 @@ MESSAGE = "exit added to test code (the run ends before its tests)"
 NO_RUN = "TestMain never calls {m}.Run() (the package's tests never run)"
 
 
-def early_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[int, str]]:
+def early_exits(change: FileChange, shown: Sequence[Line]) -> list[tuple[int, str]]:
     """(line, message) for each way the change's new side ends the run before its tests.
-    `whole` is the new side read whole, when the repository is read."""
+    `shown` is the new side: whole where the repository is read, else the added and context
+    lines the diff shows, in order."""
     path = change.new_path or ""
     if change.status == "deleted" or not is_test_path(path):
         return []
     if path.endswith(".py"):
-        shown = list(whole) if whole is not None else _shown(change)
         return [(n, MESSAGE) for n in _python_exits(change.added, shown, path)]
     if path.endswith(JS_SUFFIXES) and collects_tests(path):
         return [(line.number, MESSAGE) for line in change.added if _js_exits(line.text)]
     if path.endswith("_test.go"):
-        return _go_exits(change, whole)
+        return _go_exits(change, shown)
     return []
 
 
@@ -99,10 +99,6 @@ def _outside_strings(text: str, position: int) -> bool:
         elif char == quote and (index == 0 or text[index - 1] != "\\"):
             quote = None
     return quote is None
-
-
-def _shown(change: FileChange) -> list[Line]:
-    return sorted((*change.added, *change.context), key=lambda line: line.number)
 
 
 def _python_exits(added: Sequence[Line], shown: Sequence[Line], path: str) -> list[int]:
@@ -144,8 +140,7 @@ def _runs_on_import(shown: Sequence[Line], position: int | None, line: Line) -> 
     return depth == 0
 
 
-def _go_exits(change: FileChange, whole: Sequence[Line] | None) -> list[tuple[int, str]]:
-    lines = list(whole) if whole is not None else list(change.added)
+def _go_exits(change: FileChange, lines: Sequence[Line]) -> list[tuple[int, str]]:
     added = {line.number for line in change.added}
     found: list[tuple[int, str]] = []
     for position, line in enumerate(lines):

@@ -115,11 +115,12 @@ def _net(
 
 def _test_of(lines: Sequence[Line], position: int) -> str | None:
     """The name of the test whose header is the nearest less-indented line above, if any."""
-    at: int | None = position
+    at = _enclosing(lines, position)
     while at is not None:
+        name = definition_name_at(lines, at)
+        if name is not None:
+            return name
         at = _enclosing(lines, at)
-        if at is not None and definition_name_at(lines, at) is not None:
-            return definition_name_at(lines, at)
     return None
 
 
@@ -149,8 +150,8 @@ def _ends_test_early(lines: Sequence[Line], position: int, path: str) -> int | N
             return None
         if definition_name_at(lines, enclosing) is not None:
             return enclosing if _code_after(lines, position, path) else None
-        match = _IF_OPENER.match(lines[enclosing].text)
-        if match is None or lines[enclosing].text.strip().startswith(("elif", "else")):
+        match = _IF_OPENER.match(lines[enclosing].text)  # an `if`, never an `elif`/`else`
+        if match is None:
             return None
         condition, opener = match["cond"], enclosing
         checked = list(lines[opener + 1 : position])

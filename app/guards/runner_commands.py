@@ -77,7 +77,9 @@ def runner_commands(
         path = change.new_path
         if path is None or change.status == "deleted" or not _runs_suite(path):
             continue
-        runs = _script_runs_suite(change, trees)
+        # Whether the script runs a runner matters only to a `set +e` it gains: read then.
+        turned_off = any(_SET_E_OFF.match(line.text) for line in change.added)
+        runs = turned_off and bool(_SCRIPTS.search(path)) and _script_runs_suite(change, trees)
         for line in change.added:
             if line.text.strip() in removed:
                 continue

@@ -315,10 +315,10 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = _Sides(change, trees, floor, newest, installed)
             if is_test_path(change.path):
-                found.extend(_returns(change, sides, existed))
-                found.extend(_dead_assertions(change, _new_side(change, sides)))
-                whole = sides.whole("head") if sides.trees is not None else None
-                found.extend(Tamper(change.path, *exit) for exit in early_exits(change, whole))
+                shown = _new_side(change, sides)
+                found.extend(_returns(change, shown, sides, existed))
+                found.extend(_dead_assertions(change, shown))
+                found.extend(Tamper(change.path, *exit) for exit in early_exits(change, shown))
             found.extend(
                 _markers(change, existed, sides, travelled.get(index), fresh, files, left_out)
             )
@@ -846,12 +846,14 @@ def _new_side(change: FileChange, sides: _Sides) -> list[Line]:
     return sorted((*change.added, *change.context), key=lambda line: line.number)
 
 
-def _returns(change: FileChange, sides: _Sides, existed: set[str]) -> list[Tamper]:
+def _returns(
+    change: FileChange, shown: Sequence[Line], sides: _Sides, existed: set[str]
+) -> list[Tamper]:
     """Returns added to a test that existed that end it early (`app.guards.early_returns`):
     read on the whole new file, or on what the diff shows."""
     message = "early return added to a test (the rest of it never runs)"
     base = sides.whole("base") if sides.trees is not None else None
-    numbers = early_returns(change, _new_side(change, sides), existed, base)
+    numbers = early_returns(change, shown, existed, base)
     return [Tamper(change.path, n, message) for n in numbers]
 
 
