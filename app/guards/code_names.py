@@ -273,8 +273,17 @@ def _python_references(text: str) -> tuple[set[str], set[str], set[str]] | None:
             exercised.add(node.attr)
         elif isinstance(node, ast.Constant) and _is_identifier(node.value):
             named.add(str(node.value).rsplit(".", 1)[-1])
+        elif isinstance(node, ast.ImportFrom) and _own_module(node):
+            # `from pkg.remote import initconfig` inside a test: what it binds is local, what
+            # it imports is the project's code the test runs.
+            exercised.update(alias.name for alias in node.names if alias.name != "*")
     parameters = {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
     return exercised, named, parameters
+
+
+def _own_module(node: ast.ImportFrom) -> bool:
+    """An import from a module that is no standard library's or test tool's."""
+    return node.level > 0 or (node.module or "").split(".", 1)[0] not in _EXTERNAL_ROOTS
 
 
 def _is_identifier(value: object) -> bool:

@@ -148,6 +148,10 @@ def _resolve(
     home = module
     if not isinstance(statement, ast.ImportFrom):
         value, original = statement.value, name
+    elif _from_standard(statement, name):
+        # `from sys import version_info`: the standard module's own value, judged as
+        # `sys.version_info` is (not patched, the module not rebound).
+        return ast.parse(f"{statement.module}.{name}", mode="eval").body
     else:
         original = next(a.name for a in statement.names if (a.asname or a.name) == name)
         where = _defining_module(trees, side, path, statement, original)
@@ -161,6 +165,16 @@ def _resolve(
     if value is None or _rebound(trees, side, {name, original}):
         return None
     return value if _stdlib_names_only(home, value) else None
+
+
+def _from_standard(statement: ast.ImportFrom, name: str) -> bool:
+    """`from sys import version_info` (no `as`): a value of a standard module, by its own
+    name."""
+    return (
+        statement.level == 0
+        and statement.module in _STANDARD_MODULES
+        and any(a.name == name and a.asname is None for a in statement.names)
+    )
 
 
 def _submodule_named(trees: TreeView, side: Side, where: str, name: str) -> bool:

@@ -541,6 +541,9 @@ def _version_comparison(node: ast.Compare, assumptions: _Assumptions) -> bool | 
     left, op, right = node.left, node.ops[0], node.comparators[0]
     if isinstance(left, ast.Subscript):
         left = left.value if _keeps_major_and_minor(left.slice) else left
+    if isinstance(left, ast.Name) and assumptions.names is not None:
+        # `from sys import version_info`: the name as what the module binds it to.
+        left = assumptions.names(left.id) or left
     if dotted_name(left) != _VERSION_SUBJECT or not _standard(_VERSION_SUBJECT, assumptions):
         return None
     bound = _int_tuple(right)

@@ -187,11 +187,14 @@ class Exemptions:
                 continue  # the change deletes no definition: no test lost its subject
             for definition in defs:
                 found = self._references(index, definition)
-                if found is not None and (found.exercised | found.named) & self._removed.keys():
+                if found is None:
+                    continue
+                used = found.exercised | found.named | self._suite_uses(index, definition)
+                if used & self._removed.keys():
                     pending.append((index, definition, found))
         self._search({name for _, _, found in pending for name in found.exercised | found.named})
         for index, definition, found in pending:
-            if self._subject_gone(found):
+            if self._subject_gone(found) or self._named_subject_gone(index, definition, found):
                 chosen.setdefault(index, set()).add(definition.line.number)
         for index, defs in unmatched.items():
             subject = self._file_subject_gone(index)
@@ -324,6 +327,40 @@ class Exemptions:
             if heads and not all(self._allowed(name, hit, subjects) for hit in heads):
                 return False
         return True
+
+    def _named_subject_gone(self, index: int, definition: Definition, found: References) -> bool:
+        """Whether the test is named after a gone subject it uses: a distinctive name the
+        change deletes from source code, gone from the whole head tree and not renamed
+        (`_is_gone`), whose words the test's name, or the header of a suite around it, spells
+        in a row (`test_ordered_multidict_is_hashable` or `class TestOrderedMultiDict` for
+        `_OrderedMultiDict`). What a test is about is what its name says, as for a file
+        (rule 3); whatever else it calls on the way (a `MultiDict` it compares with) is setup.
+        The name is used by the test, its helpers, or the class attributes of a suite around
+        it (`storage_class = _OrderedMultiDict`)."""
+        lines = self._wholly_deleted(index, definition)
+        if lines is None:
+            return False
+        titles = [definition.name, *(lines[s] for s in _suites(lines, definition))]
+        used = found.exercised | found.named | self._suite_uses(index, definition)
+        named = {
+            n for n in used & self._removed.keys() if any(spells(title, n) for title in titles)
+        }
+        subjects = {n for n in named if self._is_gone(n, reading=_SUBJECT)}
+        # As in rule 2: a deleted name it exercises that lives on (renamed, or elsewhere)
+        # means code it tested is still there.
+        return bool(subjects) and all(
+            n in subjects or self._went_with(n, subjects)
+            for n in found.exercised & self._removed.keys()
+        )
+
+    def _suite_uses(self, index: int, definition: Definition) -> frozenset[str]:
+        """The names the class attributes of the suites around a removed test use."""
+        lines = self._wholly_deleted(index, definition)
+        if lines is None:
+            return frozenset()
+        path = self._files[index].old_path or ""
+        attributes = [a for s in _suites(lines, definition) for a in _suite_attributes(lines, s)]
+        return references(attributes, path).exercised if attributes else frozenset()
 
     def _file_subject_gone(self, index: int) -> str | None:
         """The subject a deleted test file is named after (`creole_test.rb`, `test_legacy.py`,
@@ -1020,3 +1057,53 @@ def _enclosing(lines: Sequence[str], position: int) -> int | None:
         if lines[index].strip() and indent(lines[index]) < header:
             return index
     return None
+
+
+def _suites(lines: Sequence[str], definition: Definition) -> list[int]:
+    """The positions of the suites around a test, innermost first."""
+    found: list[int] = []
+    suite = _enclosing(lines, definition.line.number - 1)
+    while suite is not None:
+        found.append(suite)
+        suite = _enclosing(lines, suite)
+    return found
+
+
+def _suite_attributes(lines: Sequence[str], suite: int) -> list[str]:
+    """The statements directly in a suite's body that define no test or helper: the class
+    attributes every test of the class reads (`storage_class = _OrderedMultiDict`)."""
+    end = block_end(lines, suite, python=True)
+    inner = [n for n in range(suite + 1, end) if lines[n].strip()]
+    if not inner:
+        return []
+    level = min(indent(lines[n]) for n in inner)
+    found: list[str] = []
+    for n in inner:
+        text = lines[n]
+        if indent(text) == level and _ATTRIBUTE.match(text):
+            found.append(text)
+    return found
+
+
+_ATTRIBUTE = re.compile(r"^\s*[A-Za-z_]\w*\s*(?::[^=]+)?=(?!=)")
+
+
+def _words(text: str) -> list[str]:
+    """The words of a name or title, lowercased: camel case, `_`, `-` and spaces split."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", text)]
+
+
+def spells(title: str, name: str) -> bool:
+    """Whether a title spells a name's words in a row, however each splits them
+    (`test_ordered_multidict_is_hashable` spells `_OrderedMultiDict`)."""
+    target = "".join(_words(name))
+    words = _words(title)
+    for start in range(len(words)):
+        joined = ""
+        for word in words[start:]:
+            joined += word
+            if joined == target:
+                return True
+            if len(joined) >= len(target) or not target.startswith(joined):
+                break
+    return False

@@ -793,7 +793,7 @@ def _disabled_assertions(change: FileChange) -> list[Tamper]:
     if not removed:
         return []
     found: list[Tamper] = []
-    # A line kept with a comment put beside it (`# noqa: PLR0124`) is no new assertion.
+    # A line kept with a comment put beside it (a `noqa` for PLR0124) is no new assertion.
     codes = {restated(text) for text in removed}
     for position, line in enumerate(change.added):
         text = line.text.strip()

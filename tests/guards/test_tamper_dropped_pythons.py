@@ -449,3 +449,55 @@ def test_a_project_table_a_poetry_build_ignores_sets_no_floor(repo: GitRepo):
 
     base = {"pyproject.toml": poetry + PROJECT.replace("3.9", "3.8"), "tests/test_types.py": TYPES}
     assert messages(tamper(repo, base, change)) == [REMOVED]
+
+
+UNITTEST_STYLE = """\
+from sys import version_info
+from unittest import TestCase, skipIf
+
+
+class TransposeTests(TestCase):
+    def test_kept(self):
+        self.assertTrue(kept())
+
+    @skipIf(version_info[:2] >= (3, 9), "strict=True missing on 3.8")
+    def test_incompatible_allow(self):
+        self.assertTrue(allow())
+"""
+
+
+def _drop_allow(r: GitRepo) -> None:
+    r.write("setup.cfg", SETUP_CFG.replace("3.8", "3.9"))
+    r.write("tests/test_recipes.py", UNITTEST_STYLE.split("\n\n    @skipIf")[0] + "\n")
+
+
+def test_version_info_imported_from_sys_is_read_as_sys_version_info(repo: GitRepo):
+    """more-itertools 6d5dee985: `from sys import version_info` and a bare `skipIf`; the test
+    ran only on the Python the change drops."""
+    files = {"setup.cfg": SETUP_CFG, "tests/test_recipes.py": UNITTEST_STYLE}
+    assert tamper(repo, files, _drop_allow) == []
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "from sys import version_info\nversion_info = (3, 8)\n",
+        "from mycompat import version_info\n",
+        "from sys import version_info\nimport sys\nsys.version_info = (3, 8)\n",
+    ],
+)
+def test_a_version_info_of_the_modules_own_making_is_not_read(repo: GitRepo, binding: str):
+    """Bound again, imported from the project's own module, or patched: what it holds when
+    the decorator runs cannot be told, so the test counts as one that ran."""
+    text = UNITTEST_STYLE.replace("from sys import version_info\n", binding)
+    files = {
+        "setup.cfg": SETUP_CFG,
+        "mycompat.py": "version_info = (3, 8)\n",
+        "tests/test_recipes.py": text,
+    }
+
+    def change(r: GitRepo) -> None:
+        r.write("setup.cfg", SETUP_CFG.replace("3.8", "3.9"))
+        r.write("tests/test_recipes.py", text.split("\n\n    @skipIf")[0] + "\n")
+
+    assert messages(tamper(repo, files, change)) == ["test 'test_incompatible_allow' removed"]

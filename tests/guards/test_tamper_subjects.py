@@ -651,9 +651,22 @@ def test_a_one_line_definition_too_short_to_compare_counts_as_moved(repo: GitRep
 
 
 def test_a_removed_test_that_also_used_project_code_that_stays_is_tampering(repo: GitRepo):
-    """`stdout` defined in the project's code, not only in a guide."""
+    """`stdout` defined in the project's code, not only in a guide; the test's title does not
+    name `execaCommand` (a test named after its gone subject goes whatever else it calls:
+    `test_tamper_named_tests`)."""
+    files = {
+        **EXECA,
+        "lib/create.js": EXECA["lib/create.js"] + "export const stdout = 1;\n",
+        "test/command.js": EXECA_TESTS.replace("'execaCommand()'", "'a command string'"),
+    }
+    assert tamper(repo, files, drop_execa_command()) == [
+        "test/command.js:7 test 'a command string' removed"
+    ]
+
+
+def test_a_removed_test_named_after_its_gone_subject_goes_whatever_else_it_uses(repo: GitRepo):
     files = {**EXECA, "lib/create.js": EXECA["lib/create.js"] + "export const stdout = 1;\n"}
-    assert tamper(repo, files, drop_execa_command()) == [EXECA_TEST_GONE]
+    assert tamper(repo, files, drop_execa_command()) == []
 
 
 FLAGGED = '''\
@@ -891,3 +904,56 @@ def test_a_library_function_imported_under_another_name_is_no_rename(repo: GitRe
         r.remove("tests/help.stripAnsi.test.js")
 
     assert tamper(repo, STRIP, change) == []
+
+
+LOCAL_IMPORT_TESTS = """\
+def test_parse_dates():
+    from pkg.dates import parse_dates
+
+    assert parse_dates("2024-01-02") == [(2024, 1, 2)]
+
+
+def test_legacy_parse_dates():
+    from pkg.dates import legacy_parse_dates as parse
+
+    assert parse("02/01/2024") == [(2024, 1, 2)]
+"""
+
+
+def test_a_subject_imported_inside_the_test_is_its_subject(repo: GitRepo):
+    """pytest-xdist 00dc8eeaf: `from xdist.remote import remote_initconfig` in the test's
+    body, the function deleted with it. What the import binds is the test's own; what it
+    imports is the project's code the test runs."""
+    files = {**BASE, "tests/test_dates.py": LOCAL_IMPORT_TESTS}
+
+    def change(r: GitRepo) -> None:
+        r.write("pkg/dates.py", WITHOUT_LEGACY)
+        r.write("tests/test_dates.py", LOCAL_IMPORT_TESTS.split("\n\n\ndef test_legacy")[0] + "\n")
+
+    assert tamper(repo, files, change) == []
+
+
+def test_a_test_importing_its_subject_inside_is_reported_when_the_subject_stays(repo: GitRepo):
+    files = {**BASE, "tests/test_dates.py": LOCAL_IMPORT_TESTS}
+
+    def change(r: GitRepo) -> None:
+        r.write("tests/test_dates.py", LOCAL_IMPORT_TESTS.split("\n\n\ndef test_legacy")[0] + "\n")
+
+    assert [m.split(" ", 1)[1] for m in tamper(repo, files, change)] == [
+        "test 'test_legacy_parse_dates' removed"
+    ]
+
+
+def test_names_imported_inside_a_test_from_the_standard_library_are_not_the_projects():
+    found = references(
+        [
+            "def test_x():",
+            "    from os.path import joinpaths",
+            "    from pkg.remote import remote_initconfig",
+            "    from . import helpers_module",
+            "    assert remote_initconfig(joinpaths)",
+        ],
+        "tests/test_x.py",
+    )
+    assert {"remote_initconfig", "helpers_module"} <= found.exercised
+    assert "joinpaths" not in found.exercised
