@@ -1,6 +1,9 @@
-"""Test functions under a name of the file's own that skips only off Linux, read as the plain
-function: commander's `const testOrSkipOnWindows = process.platform === 'win32' ? test.skip :
-test;`, then `testOrSkipOnWindows('name', () => {...})`.
+"""Test functions under another name, read as the plain function they are: Ruby tests defined
+through a wrapper of the suite's own that runs its block (rack's `deprecated "title" do`, see
+`app.guards.ruby_wrappers`), and, below, JavaScript test functions under a name of the
+file's own that skips only off Linux: commander's `const testOrSkipOnWindows =
+process.platform === 'win32' ? test.skip : test;`, then `testOrSkipOnWindows('name', () =>
+{...})`.
 
 On Linux, where ourobot's sandbox and nearly every CI run the suite, such a name is the test
 function itself, so a test defined through it is a test that runs, exactly as `test(...)` is;
@@ -34,6 +37,7 @@ import dataclasses
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
+from app.guards import ruby_wrappers
 from app.guards.changes import ChangeSet, FileChange, Line
 from app.guards.code_names import STRING
 from app.guards.named_markers import named_markers, rewrite_marker
@@ -194,6 +198,7 @@ class AliasedTrees:
     def __init__(self, trees: TreeView) -> None:
         self._trees = trees
         self._rewritten: dict[tuple[Side, str], str | None] = {}
+        self._wrappers: dict[tuple[Side, str], bool] = {}
 
     def lines(self, side: Side, path: str) -> list[str] | None:
         """The file's own lines, as the tree has them (not rewritten)."""
@@ -208,6 +213,12 @@ class AliasedTrees:
 
     def _rewrite(self, side: Side, path: str) -> str | None:
         text = self._trees.text(side, path)
+        if text is not None and ruby_wrappers.is_ruby_test(path):
+            lines = text.split("\n")
+            wrappers = self.wrappers(side, ruby_wrappers.wrapper_calls(lines))
+            if wrappers:
+                return "\n".join(ruby_wrappers.rewrite(line, wrappers) for line in lines)
+            return text
         if text is not None and _python_test(path):
             markers = named_markers(text.split("\n"))
             if markers:
@@ -221,6 +232,14 @@ class AliasedTrees:
             return text
         trusted = platform_trusted(lines)
         return "\n".join(rewrite(line, aliases, trusted=trusted) for line in lines)
+
+    def wrappers(self, side: Side, names: set[str]) -> set[str]:
+        """Which of `names` are Ruby test wrappers on `side` (`app.guards.ruby_wrappers`)."""
+        wanted = {name for name in names if (side, name) not in self._wrappers}
+        if wanted:
+            proven = ruby_wrappers.test_wrappers(self._trees, side, wanted)
+            self._wrappers.update({(side, name): name in proven for name in wanted})
+        return {name for name in names if self._wrappers[side, name]}
 
     def search(self, side: Side, words: Collection[str]) -> list[Hit]:
         return self._trees.search(side, words)
@@ -242,7 +261,8 @@ def with_linux_aliases(
     files: Sequence[FileChange], trees: TreeView | None
 ) -> tuple[tuple[FileChange, ...], TreeView | None]:
     """The change's files, and its trees, with every JavaScript test file's Linux aliases
-    rewritten as their test functions (see the module's docstring)."""
+    rewritten as their test functions, and every Ruby test file's proven test wrappers as
+    `it` (see the module's docstring)."""
     aliased = AliasedTrees(trees) if trees is not None else None
     rewritten: list[FileChange] = []
     for change in files:
@@ -252,6 +272,15 @@ def with_linux_aliases(
         )
         lines: dict[Side, tuple[Line, ...]] = {}
         for side, path, block in sides:
+            if aliased is not None and ruby_wrappers.is_ruby_test(path):
+                calls = ruby_wrappers.wrapper_calls([line.text for line in block])
+                wrappers = aliased.wrappers(side, calls) if calls else set()
+                if wrappers:
+                    lines[side] = tuple(
+                        dataclasses.replace(line, text=ruby_wrappers.rewrite(line.text, wrappers))
+                        for line in block
+                    )
+                continue
             if path is not None and _python_test(path):
                 whole = aliased.lines(side, path) if aliased is not None else None
                 markers = named_markers(whole or [line.text for line in block])

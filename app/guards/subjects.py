@@ -19,7 +19,8 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    - the change deletes a definition of, from source code (not tests);
    - no source file of the head tree still provides: defines, imports, assigns or uses it
      other than as an attribute of something else (`ssl.SSLContext` does not provide
-     `SSLContext`); strings and comments that mention it count as providing it; no other
+     `SSLContext`); strings that mention it count as providing it, a plain comment line
+     does not (it runs nothing); no other
      file mentions at all (code in a language the rules do not read, a script, a config
      entry: what cannot be read is taken to provide it), but for prose, where only a
      definition counts (a changelog saying it was removed is no evidence it stays);
@@ -47,8 +48,7 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    source file the change deletes (`jwt_test.go` and `jwt.go`, `spec_logger.rb` and
    `logger.rb`: `app.guards.pairs`), most of whose lines are not added back, and which is
    named after a name it defined, however short or common (`JWT`, `Logger`), that is gone.
-   Gone here is 2's "no longer provided, not renamed or moved" but that a plain comment, or a
-   Ruby autoload of a deleted file found nowhere at the head, provides nothing, and a name
+   Gone here is 2's "no longer provided, not renamed or moved" but that a name
    that took its place in a retargeted line counts as a rename only when the project defines
    it (`Hash` for `OrderedHash` is no code of the project's). A test of the file then goes if
    it uses (by 3's reading, or in the header of a suite around it) a name the source file
@@ -97,6 +97,7 @@ from app.guards.pairs import (
     plain_comment,
     source_stem,
 )
+from app.guards.skip_conditions import dotted_name
 from app.guards.suite import Definition, block_end, definitions, indent, is_test_path
 from app.guards.trees import Hit, TreeView
 from app.guards.twins import Twins
@@ -141,13 +142,11 @@ class _Reading:
     (`_SUBJECT`) excuse a test on a distinctive name it uses, and nothing else, so every doubt
     the trees leave keeps the name. Rule 5 (`_PAIRED`) reads the names of a source file the
     change deletes with the test file of its stem, however short or common (`JWT`, `Logger`),
-    which those doubts would keep almost always; the pairing is its further evidence, and each
-    switch below is one doubt it reads as what the line is."""
+    which those doubts would keep almost always; the pairing is its further evidence, and the
+    switch below is the doubt it reads as what the line is. In both, a line that does nothing
+    with the name provides none (`_inert`: a plain comment, a Ruby autoload of a file the
+    change deleted that is nowhere at the head): it runs and defines nothing."""
 
-    # A plain comment, or a Ruby autoload of a file the change deleted found nowhere at the
-    # head, provides the name. Rule 5: a comment runs and defines nothing, and loading the name
-    # would fail.
-    inert_lines_provide: bool
     # A deleted one-line definition none of whose project code the change deletes lives on
     # (`execaCommand = createExeca(mapCommandAsync)` renamed and reworded: both names stay).
     # Rule 5: the source file went whole, and a one-liner of it built from code that stays
@@ -155,8 +154,8 @@ class _Reading:
     kept_lines_live: bool
 
 
-_SUBJECT = _Reading(inert_lines_provide=True, kept_lines_live=True)
-_PAIRED = _Reading(inert_lines_provide=False, kept_lines_live=False)
+_SUBJECT = _Reading(kept_lines_live=True)
+_PAIRED = _Reading(kept_lines_live=False)
 
 
 class Exemptions:
@@ -346,6 +345,14 @@ class Exemptions:
             n for n in used & self._removed.keys() if any(spells(title, n) for title in titles)
         }
         subjects = {n for n in named if self._is_gone(n, reading=_SUBJECT)}
+        position = definition.line.number - 1
+        for cases in _parametrized_names(_decorators(lines, position)):
+            # Every case of a parametrize list a gone subject (`[WatchGodReload]`): the
+            # cases name what the test runs on, as its name would.
+            if cases <= self._removed.keys() and all(
+                self._is_gone(n, reading=_SUBJECT) for n in cases
+            ):
+                subjects |= cases
         # As in rule 2: a deleted name it exercises that lives on (renamed, or elsewhere)
         # means code it tested is still there.
         return bool(subjects) and all(
@@ -413,14 +420,12 @@ class Exemptions:
 
     def _provides(self, hit: Hit, name: str, *, reading: _Reading) -> bool:
         """Whether a line of the head tree shows `name` still there: a line of source code
-        that binds it (a string or comment mentioning it included, but for what `reading`
-        takes for inert), a test's or prose's definition of it (a test's use is no
-        definition; its own helper is one), or any mention in data (an entry point) or in
-        other code (which may use or define it)."""
+        that binds it (a string mentioning it included, or a comment after code on its line;
+        not a line that does nothing with it, `_inert`), a test's or prose's definition of it
+        (a test's use is no definition; its own helper is one), or any mention in data (an
+        entry point) or in other code (which may use or define it)."""
         if is_source(hit.path):
-            if not reading.inert_lines_provide and self._inert(hit, name):
-                return False
-            return binds(hit.text, name, hit.path)
+            return not self._inert(hit, name) and binds(hit.text, name, hit.path)
         if is_code(hit.path) or is_prose(hit.path):
             return name in _defines(hit)
         return True
@@ -1057,6 +1062,28 @@ def _enclosing(lines: Sequence[str], position: int) -> int | None:
         if lines[index].strip() and indent(lines[index]) < header:
             return index
     return None
+
+
+def _parametrized_names(decorators: Sequence[str]) -> list[set[str]]:
+    """The values of each literal `parametrize` list of a test's decorators whose every case
+    is a name (`[WatchGodReload]`, `[mod.Legacy, Old]`), as the names' last parts."""
+    found: list[set[str]] = []
+    for text in "\n".join(decorators).split("\n@"):
+        try:
+            call = ast.parse(text.lstrip().removeprefix("@"), mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(call, ast.Call) or len(call.args) < 2:
+            continue
+        if not (dotted_name(call.func) or "").endswith("parametrize"):
+            continue
+        values = call.args[1]
+        if not isinstance(values, ast.List | ast.Tuple) or not values.elts:
+            continue
+        names = [dotted_name(value) for value in values.elts]
+        if all(names):
+            found.append({name.rsplit(".", 1)[-1] for name in names if name})
+    return found
 
 
 def _suites(lines: Sequence[str], definition: Definition) -> list[int]:

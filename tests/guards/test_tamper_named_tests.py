@@ -245,3 +245,84 @@ def test_a_named_test_that_also_used_a_renamed_function_is_reported(repo: GitRep
     assert tamper(repo, DATE_FILES, change) == [
         "tests/test_dates.py:5 test 'test_legacy_parse_dates_agrees_with_current' removed"
     ]
+
+
+RELOADERS = """\
+class BaseReload:
+    def restart(self):
+        return True
+
+
+class WatchGodReload(BaseReload):
+    def watch(self):
+        return "watchgod"
+
+
+class StatReload(BaseReload):
+    def watch(self):
+        return "stat"
+"""
+RELOAD_TESTS = """\
+import pytest
+
+from pkg.reload import StatReload, WatchGodReload
+
+
+def _setup(cls):
+    return cls()
+
+
+@pytest.mark.parametrize("reloader_class", [StatReload, WatchGodReload])
+def test_restarts(reloader_class):
+    assert _setup(reloader_class).restart()
+
+
+@pytest.mark.parametrize(
+    "reloader_class",
+    [WatchGodReload],
+)
+def test_detects_new_dirs(reloader_class):
+    assert _setup(reloader_class).restart()
+"""
+RELOAD_FILES = {"pkg/__init__.py": "", "pkg/reload.py": RELOADERS, "tests/test_r.py": RELOAD_TESTS}
+
+
+def _cases_without_watchgod(r: GitRepo) -> None:
+    r.write(
+        "tests/test_r.py",
+        RELOAD_TESTS.split("\n\n\n@pytest.mark.parametrize(\n")[0]
+        .replace("[StatReload, WatchGodReload]", "[StatReload]")
+        .replace(", WatchGodReload", "")
+        + "\n",
+    )
+
+
+def test_a_test_whose_every_case_is_a_gone_class_goes_with_it(repo: GitRepo):
+    """uvicorn 3aa1d010d: `parametrize("reloader_class", [WatchGodReload])`, the class
+    deleted; the test also runs `BaseReload`, which stays."""
+
+    def change(r: GitRepo) -> None:
+        r.write("pkg/reload.py", RELOADERS.replace(RELOADERS.split("\n\n\n")[1] + "\n\n\n", ""))
+        _cases_without_watchgod(r)
+
+    assert tamper(repo, RELOAD_FILES, change) == []
+
+
+def test_a_test_whose_cases_stay_is_reported_when_removed(repo: GitRepo):
+    """The same test removed while `WatchGodReload` stays."""
+    assert tamper(repo, RELOAD_FILES, _cases_without_watchgod) == [
+        "tests/test_r.py:12 test 'test_detects_new_dirs' removed"
+    ]
+
+
+def test_a_case_that_stays_beside_the_gone_one_keeps_the_test(repo: GitRepo):
+    """`[StatReload, WatchGodReload]`: the test also ran on `StatReload`, which stays."""
+    tests = RELOAD_TESTS.replace("[WatchGodReload],", "[StatReload, WatchGodReload],")
+
+    def change(r: GitRepo) -> None:
+        r.write("pkg/reload.py", RELOADERS.replace(RELOADERS.split("\n\n\n")[1] + "\n\n\n", ""))
+        _cases_without_watchgod(r)
+
+    assert tamper(repo, {**RELOAD_FILES, "tests/test_r.py": tests}, change) == [
+        "tests/test_r.py:12 test 'test_detects_new_dirs' removed"
+    ]

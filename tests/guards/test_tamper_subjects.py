@@ -957,3 +957,25 @@ def test_names_imported_inside_a_test_from_the_standard_library_are_not_the_proj
     )
     assert {"remote_initconfig", "helpers_module"} <= found.exercised
     assert "joinpaths" not in found.exercised
+
+
+@pytest.mark.parametrize(
+    ("mention", "kept"),
+    [
+        ("# legacy_parse_dates was dropped in 2.0\n", False),
+        ("NOTE = 'use parse_dates, not legacy_parse_dates'\n", True),
+        ("handler = legacy_parse_dates  # the old one\n", True),
+    ],
+)
+def test_a_comment_line_provides_no_subject_a_string_or_code_does(
+    repo: GitRepo, mention: str, kept: bool
+):
+    """rack-test 4b6d2cfc6: `csrf` left only in a comment of the head's code. A comment runs
+    and defines nothing; a string may be looked up by name, and code uses it."""
+
+    def change(r: GitRepo) -> None:
+        drop_legacy(r)
+        r.write("pkg/notes.py", mention)
+
+    expected = ["tests/test_dates.py:5 test 'test_legacy_parse_dates' removed"] if kept else []
+    assert tamper(repo, BASE, change) == expected
