@@ -60,6 +60,13 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    Rack::Logger`); a test of other code that builds a helper of the file on its way is not
    the file's test.
 
+6. Its near twin stays: a test of the same suite, whole and running, has its body but for one
+   token, which the change deleted from source code and nothing at the head but prose
+   mentions (`app.guards.near_twins`).
+7. It is named after its gone subject: its name, or a suite's header around it, spells a
+   distinctive name it uses (the class attributes of its suites included) that is gone as in
+   2, or every case of one of its `parametrize` lists is such a name; whatever else it calls.
+
 Everything errs one way: what cannot be shown from the trees is taken to be still there. The
 evidence that a subject went is positive: the whole head tree searched, not only its code; a
 tree git cannot read raises (`GitFailed`), and the rule fails rather than take it for empty.
@@ -89,6 +96,7 @@ from app.guards.code_names import (
     python_module,
     references,
 )
+from app.guards.near_twins import near_twins
 from app.guards.pairs import (
     autoload_target,
     ends_at,
@@ -215,6 +223,12 @@ class Exemptions:
                 and (self._duplicate(index, d) or twins.run_on(index, d))
             )
             taken |= self._reverted(index, [d for d in defs if d.line.number not in taken])
+        left = {
+            index: [d for d in defs if d.line.number not in chosen.get(index, set())]
+            for index, defs in unmatched.items()
+        }
+        for index, lines in near_twins(self._files, self._trees, left).items():
+            chosen.setdefault(index, set()).update(lines)
         return {index: lines for index, lines in chosen.items() if lines}
 
     # -- 1. the package went with it -----------------------------------------------------
