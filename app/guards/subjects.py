@@ -66,6 +66,8 @@ A removed test is set aside (judged as if it had not been removed) when one of t
 7. It is named after its gone subject: its name, or a suite's header around it, spells a
    distinctive name it uses (the class attributes of its suites included) that is gone as in
    2, or every case of one of its `parametrize` lists is such a name; whatever else it calls.
+8. It checked only a deprecation warning whose whole block the change deleted from source
+   code (`app.guards.deprecations`).
 
 Everything errs one way: what cannot be shown from the trees is taken to be still there. The
 evidence that a subject went is positive: the whole head tree searched, not only its code; a
@@ -96,6 +98,7 @@ from app.guards.code_names import (
     python_module,
     references,
 )
+from app.guards.deprecations import Deprecations
 from app.guards.near_twins import near_twins
 from app.guards.pairs import (
     autoload_target,
@@ -229,7 +232,25 @@ class Exemptions:
         }
         for index, lines in near_twins(self._files, self._trees, left).items():
             chosen.setdefault(index, set()).update(lines)
+        deprecations = Deprecations(self._files, self._trees, self._moved)
+        for index, defs in left.items():
+            for definition in defs:
+                base = self._python_test(index, definition)
+                position = definition.line.number - 1
+                if base is not None and deprecations.went_with(
+                    base, position, _decorators(base, position)
+                ):
+                    chosen.setdefault(index, set()).add(definition.line.number)
         return {index: lines for index, lines in chosen.items() if lines}
+
+    def _python_test(self, index: int, definition: Definition) -> list[str] | None:
+        """The base file's lines, for a Python test the change deletes whole."""
+        if not _is_python(self._files[index].old_path or ""):
+            return None
+        return self._wholly_deleted(index, definition)
+
+    def _moved(self, lines: Sequence[str]) -> bool:
+        return mostly_added(lines, self._added_lines)
 
     # -- 1. the package went with it -----------------------------------------------------
 
