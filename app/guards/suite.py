@@ -89,6 +89,15 @@ _GO_EXAMPLE = re.compile(r"^func\s+Example\w*\s*\(")
 _GO_OUTPUT = re.compile(r"^//\s*(?:Unordered output|Output):", re.IGNORECASE)
 # A Go statement that starts a loop: the subtests it runs are as many as its rows.
 _GO_LOOP = re.compile(r"^for\b")
+# A literal table of cases: `var cases = []struct {` (its type first) or `cases := []tc{`.
+_GO_TABLE = re.compile(
+    r"^(?:var\s+)?(?P<n>\w+)\s*(?::=|=)\s*\[\](?:(?P<struct>struct\s*\{)|\*?[\w.]+\s*\{)$"
+)
+# A loop over one: `for _, tc := range cases {`.
+_GO_RANGE = re.compile(r"^for\s+\w+\s*,\s*\w+\s*:?=\s*range\s+(?P<n>\w+)\s*\{$")
+# A line in a loop before its `t.Run` that may leave a row out.
+_GO_LEAVES = re.compile(r"^(?:if|switch|select|continue|break|return|goto)\b")
+_GO_SKIPS = re.compile(r"\.(?:Skip|SkipNow|Skipf)\s*\(")
 # A JavaScript test call whose name starts the next line, as Prettier lays out a call too long
 # for one line (`test.each([...])(` then `'name',`): the header, and the line with the name.
 _SPLIT_HEADER = re.compile(
@@ -451,8 +460,11 @@ def _go_cases(view: _View, index: int) -> int:
     if header is None:
         return 1
     run = re.compile(rf"(?<![\w.]){re.escape(header.group('t'))}\.Run\s*\(")
+    tables = _go_tables(view, index)
     direct: int | None = None  # the indentation of the statements directly in the body
     loop = counted = False  # the current direct statement is a loop; it was counted
+    rows = 1  # the subtests one `t.Run` in the current loop stands for
+    guarded = False  # a line of the loop before its `t.Run` may leave a row out
     subtests = 0
     position = index + 1
     while _next_in_run(view.lines, position) and view.budget > 0:
@@ -465,12 +477,56 @@ def _go_cases(view: _View, index: int) -> int:
             break
         if direct is None or depth <= direct:
             direct, loop, counted = depth, bool(_GO_LOOP.match(stripped)), False
+            ranged = _GO_RANGE.match(stripped)
+            rows = tables.get(ranged["n"], 1) if ranged else 1
+            guarded = False
             opens = bool(run.match(stripped))
         else:
             opens = loop and bool(run.search(stripped))
+            if loop and not opens and _GO_LEAVES.match(stripped):
+                guarded = True
         if opens and not counted:
-            subtests, counted = subtests + 1, True
+            subtests, counted = subtests + (1 if guarded else rows), True
     return max(subtests, 1)
+
+
+def _go_tables(view: _View, index: int) -> dict[str, int]:
+    """The literal tables a Go test declares directly in its body (`var cases = []struct{...}{
+    {...}, {...}, }`, `cases := []testCase{...}`), each with its number of rows: the lines of
+    the literal one level in that open a row with `{`. None when the test may skip (`t.Skip`
+    anywhere in it): a row may then not run."""
+    found: dict[str, int] = {}
+    name: str | None = None
+    rows: int | None = None  # None while the struct's type is read, else the rows so far
+    opening = row_depth = -1
+    position = index + 1
+    while _next_in_run(view.lines, position):
+        stripped, depth = view.stripped[position], view.indents[position]
+        position += 1
+        if not stripped or _COMMENT.match(stripped):
+            continue
+        if depth <= view.indents[index]:
+            break
+        if _GO_SKIPS.search(stripped):
+            return {}
+        if name is None:
+            table = _GO_TABLE.match(stripped)
+            if table is not None:
+                name, opening, row_depth = table["n"], depth, -1
+                rows = None if table["struct"] else 0
+            continue
+        if depth == opening:
+            if rows is None and stripped.startswith("}{"):
+                rows = 0
+            elif stripped == "}":
+                if rows:
+                    found[name] = rows
+                name = None
+            continue
+        if rows is not None and stripped.startswith("{"):
+            row_depth = depth if row_depth < 0 else row_depth
+            rows += depth == row_depth
+    return found
 
 
 def _go_example_checked(view: _View, index: int) -> bool:

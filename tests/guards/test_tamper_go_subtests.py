@@ -1,7 +1,7 @@
 """`test-tamper` and Go subtests: a Go test counts one test per `t.Run(...)` statement directly
 in its body, as a parametrized Python test counts one per literal case, and a loop that runs
-subtests over a table counts one (its rows are not read, as a parametrize list that is not a
-literal counts one). Counted at the base and at the head alike: three tests folded into one
+`t.Run` over a literal table the test declares counts its rows (one, when the table is built
+elsewhere, a line of the loop may leave a row out, or the test may skip). Counted at the base and at the head alike: three tests folded into one
 test with five subtests is no removal (echo d5b32c6), a test with five subtests removed needs
 five back, and the subtests that tests the change leaves alone gain or lose count too."""
 
@@ -100,8 +100,48 @@ def test_a_test_with_five_subtests_needs_five_tests_back(repo: GitRepo):
     assert removed(repo, before, after) == ["test 'TestBindMultipartFormFiles' removed"]
 
 
-def test_a_loop_over_a_table_counts_one_however_many_rows(repo: GitRepo):
-    after = HEAD + with_table("TestBindFiles", rows=5)
+def test_a_loop_over_a_literal_table_counts_its_rows(repo: GitRepo):
+    """echo c12cb08a8: TestLogger and TestLoggerIPAddress folded into table tests of 5 and
+    22 rows, each row run by `t.Run`."""
+    assert removed(repo, THREE, HEAD + with_table("TestBindFiles", rows=3)) == []
+
+
+def test_a_table_of_fewer_rows_than_the_tests_removed_is_a_removal(repo: GitRepo):
+    after = HEAD + with_table("TestBindFiles", rows=2)
+    found = removed(repo, THREE, after)
+    assert len(found) == 1 and found[0].startswith("test 'TestBind")
+
+
+def test_a_table_with_one_row_per_line_and_a_named_type_counts_its_rows(repo: GitRepo):
+    after = HEAD + with_table("TestBindFiles", rows=3).replace(
+        "\ttests := []struct {\n\t\tname string\n\t\tin   int\n\t}{\n", "\ttests := []bindCase{\n"
+    )
+    assert removed(repo, THREE, after) == []
+
+
+def test_a_loop_that_may_leave_rows_out_counts_one(repo: GitRepo):
+    """A `continue` (or an `if`, a `return`) before the `t.Run` may skip rows."""
+    after = HEAD + with_table("TestBindFiles", rows=5).replace(
+        "\t\tt.Run(tc.name", "\t\tif tc.in > 2 {\n\t\t\tcontinue\n\t\t}\n\t\tt.Run(tc.name"
+    )
+    assert removed(repo, THREE, after) == [
+        "test 'TestBindMultipleKeys' removed",
+        "test 'TestBindTwoFiles' removed",
+    ]
+
+
+def test_a_table_test_that_may_skip_counts_one(repo: GitRepo):
+    after = HEAD + with_table("TestBindFiles", rows=5).replace(
+        '\t\t\t\tt.Error("row")', '\t\t\t\tt.Skip("row")'
+    )
+    assert [m for m in removed(repo, THREE, after) if m.endswith(" removed")] == [
+        "test 'TestBindMultipleKeys' removed",
+        "test 'TestBindTwoFiles' removed",
+    ]
+
+
+def test_a_loop_over_a_table_built_elsewhere_counts_one(repo: GitRepo):
+    after = HEAD + with_table("TestBindFiles", rows=5).replace("range tests", "range loadCases()")
     assert removed(repo, THREE, after) == [
         "test 'TestBindMultipleKeys' removed",
         "test 'TestBindTwoFiles' removed",
