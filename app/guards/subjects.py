@@ -68,6 +68,8 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    2, or every case of one of its `parametrize` lists is such a name; whatever else it calls.
 8. It checked only a deprecation warning whose whole block the change deleted from source
    code (`app.guards.deprecations`).
+9. It only loaded a file the change deletes, found nowhere at the head (`require
+   'rack/mock_session'`: `app.guards.load_only`).
 
 Everything errs one way: what cannot be shown from the trees is taken to be still there. The
 evidence that a subject went is positive: the whole head tree searched, not only its code; a
@@ -99,6 +101,7 @@ from app.guards.code_names import (
     references,
 )
 from app.guards.deprecations import Deprecations
+from app.guards.load_only import loads_only_deleted
 from app.guards.near_twins import near_twins
 from app.guards.pairs import (
     autoload_target,
@@ -239,6 +242,14 @@ class Exemptions:
                 position = definition.line.number - 1
                 if base is not None and deprecations.went_with(
                     base, position, _decorators(base, position)
+                ):
+                    chosen.setdefault(index, set()).add(definition.line.number)
+        for index, defs in left.items():
+            path = self._files[index].old_path or ""
+            for definition in defs:
+                base = self._wholly_deleted(index, definition)
+                if base is not None and loads_only_deleted(
+                    self._files, self._head_files, path, base, definition.line.number - 1
                 ):
                     chosen.setdefault(index, set()).add(definition.line.number)
         return {index: lines for index, lines in chosen.items() if lines}
