@@ -38,7 +38,7 @@ def loads_only_deleted(
     the change deletes that no file of the head ends with."""
     python = path.endswith(".py")
     end = block_end(lines, position, python=python)
-    # A comment after the statement (`# noqa: F401`) says nothing about what it loads.
+    # A comment after the statement (a `noqa` for F401) says nothing about what it loads.
     body = [re.sub(r"\s+#[^'\"]*$", "", text).strip() for text in lines[position + 1 : end]]
     statements = [text for text in body if text and not text.startswith("#") and text != "end"]
     if not statements:

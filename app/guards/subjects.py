@@ -70,6 +70,9 @@ A removed test is set aside (judged as if it had not been removed) when one of t
    code (`app.guards.deprecations`).
 9. It only loaded a file the change deletes, found nowhere at the head (`require
    'rack/mock_session'`: `app.guards.load_only`).
+10. It calls a definition the change deletes whole and expects, word for word, a message of
+   that definition's own body (30 characters or more) that nothing at the head but prose
+   holds: the test is that definition's, whatever other class has its name.
 
 Everything errs one way: what cannot be shown from the trees is taken to be still there. The
 evidence that a subject went is positive: the whole head tree searched, not only its code; a
@@ -88,6 +91,7 @@ from typing import TYPE_CHECKING
 
 from app.guards.changes import FileChange, Line, is_telling
 from app.guards.code_names import (
+    STRING,
     References,
     binds,
     defined_names,
@@ -137,6 +141,8 @@ _ALIAS = re.compile(
 )
 # What a JavaScript `import ... from '...'` statement binds, and from where.
 _JS_IMPORT = re.compile(r"""\bimport\s+(?P<what>[^;'"]*?)\s+from\s+['"](?P<m>[^'"]+)['"]""")
+# A message a test expects word for word, long enough to be a deleted definition's own.
+_MIN_MESSAGE = 30
 # Helpers followed from one removed test (a bound on the work, not a policy).
 _MAX_HELPERS = 50
 
@@ -248,11 +254,45 @@ class Exemptions:
             path = self._files[index].old_path or ""
             for definition in defs:
                 base = self._wholly_deleted(index, definition)
-                if base is not None and loads_only_deleted(
-                    self._files, self._head_files, path, base, definition.line.number - 1
+                if base is not None and (
+                    loads_only_deleted(
+                        self._files, self._head_files, path, base, definition.line.number - 1
+                    )
+                    or self._message_went(base, definition.line.number - 1, path)
                 ):
                     chosen.setdefault(index, set()).add(definition.line.number)
         return {index: lines for index, lines in chosen.items() if lines}
+
+    def _message_went(self, lines: Sequence[str], position: int, path: str) -> bool:
+        """Whether the test calls a definition the change deletes whole and expects, word for
+        word, a message of that definition's own (a string of `_MIN_MESSAGE` characters or
+        more in its deleted body), which nothing at the head but prose holds: rack's test of
+        `Request#values_at`, which expects its deprecation text, went with it, whatever
+        other class has a `values_at`."""
+        block = "\n".join(lines[position : block_end(lines, position, python=_is_python(path))])
+        messages = {
+            literal[1:-1]
+            for literal in STRING.findall(block)
+            if len(literal) - 2 >= _MIN_MESSAGE and "\\" not in literal
+        }
+        trees = self._trees
+        if not messages or trees is None:
+            return False
+        code = STRING.sub('""', block)
+        for name, found in self._deleted.items():
+            if not re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", code):
+                continue
+            for removed in found:
+                body = _body_after(self._files[removed.file], removed.line)
+                text = "\n".join(body)
+                said = [m for m in messages if m in text]
+                if (
+                    said
+                    and not mostly_added(body, self._added_lines)
+                    and any(_unsaid(trees, message) for message in said)
+                ):
+                    return True
+        return False
 
     def _python_test(self, index: int, definition: Definition) -> list[str] | None:
         """The base file's lines, for a Python test the change deletes whole."""
@@ -1108,6 +1148,12 @@ def _enclosing(lines: Sequence[str], position: int) -> int | None:
         if lines[index].strip() and indent(lines[index]) < header:
             return index
     return None
+
+
+def _unsaid(trees: TreeView, message: str) -> bool:
+    """Whether no file of the head but prose holds the message."""
+    hits = trees.search("head", [message]) + trees.mentions("head", [message])
+    return all(is_prose(hit.path) for hit in hits if message in hit.text)
 
 
 def _parametrized_names(decorators: Sequence[str]) -> list[set[str]]:
