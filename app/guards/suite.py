@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -466,15 +466,7 @@ def _go_cases(view: _View, index: int) -> int:
     rows = 1  # the subtests one `t.Run` in the current loop stands for
     guarded = False  # a line of the loop before its `t.Run` may leave a row out
     subtests = 0
-    position = index + 1
-    while _next_in_run(view.lines, position) and view.budget > 0:
-        view.budget -= 1
-        stripped, depth = view.stripped[position], view.indents[position]
-        position += 1
-        if not stripped or _COMMENT.match(stripped):
-            continue
-        if depth <= view.indents[index]:
-            break
+    for stripped, depth in _body_lines(view, index, budgeted=True):
         if direct is None or depth <= direct:
             direct, loop, counted = depth, bool(_GO_LOOP.match(stripped)), False
             ranged = _GO_RANGE.match(stripped)
@@ -490,6 +482,23 @@ def _go_cases(view: _View, index: int) -> int:
     return max(subtests, 1)
 
 
+def _body_lines(view: _View, index: int, *, budgeted: bool) -> Iterator[tuple[str, int]]:
+    """The lines of the body of the definition at `index` the run of lines shows (stripped,
+    with their indentation), blank and comment lines left out; `budgeted` spends the view's
+    budget of line visits."""
+    position = index + 1
+    while _next_in_run(view.lines, position) and (not budgeted or view.budget > 0):
+        if budgeted:
+            view.budget -= 1
+        stripped, depth = view.stripped[position], view.indents[position]
+        position += 1
+        if not stripped or _COMMENT.match(stripped):
+            continue
+        if depth <= view.indents[index]:
+            return
+        yield stripped, depth
+
+
 def _go_tables(view: _View, index: int) -> dict[str, int]:
     """The literal tables a Go test declares directly in its body (`var cases = []struct{...}{
     {...}, {...}, }`, `cases := []testCase{...}`), each with its number of rows: the lines of
@@ -499,14 +508,7 @@ def _go_tables(view: _View, index: int) -> dict[str, int]:
     name: str | None = None
     rows: int | None = None  # None while the struct's type is read, else the rows so far
     opening = row_depth = -1
-    position = index + 1
-    while _next_in_run(view.lines, position):
-        stripped, depth = view.stripped[position], view.indents[position]
-        position += 1
-        if not stripped or _COMMENT.match(stripped):
-            continue
-        if depth <= view.indents[index]:
-            break
+    for stripped, depth in _body_lines(view, index, budgeted=False):
         if _GO_SKIPS.search(stripped):
             return {}
         if name is None:

@@ -146,6 +146,26 @@ def tamper(repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], Non
     return [f"{path}:{line} {message}" for path, line, message in tampered(repo, files, change)]
 
 
+def tamper_messages(
+    repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], None]
+) -> list[str]:
+    """`tampered`, each finding's message alone (no path or line)."""
+    return [message for _, _, message in tampered(repo, files, change)]
+
+
+def diff_tamper_messages(
+    repo: GitRepo, files: dict[str, str], change: Callable[[GitRepo], None]
+) -> list[str]:
+    """The messages of `test-tamper` on the same change given as a bare diff (no trees)."""
+    for path, content in {"README.md": "x\n", **files}.items():
+        repo.write(path, content)
+    base = repo.commit("base")
+    change(repo)
+    head = repo.commit("change")
+    found = by_rule(diff_result(repo.git("diff", base, head) + "\n"), "test-tamper")
+    return [message for _, _, message in found]
+
+
 def edited(path: str, old: str, new: str) -> Callable[[GitRepo], None]:
     """A change for `tamper`: the first `old` in the file at `path` replaced by `new` (the
     text must be there, so a fixture that drifts fails loudly instead of changing nothing)."""

@@ -7,7 +7,7 @@ Real rule, real git."""
 
 from __future__ import annotations
 
-from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
+from tests.guards.conftest import GitRepo, diff_tamper_messages, tamper, tamper_messages
 
 MAKE = '''\
 import warnings
@@ -50,10 +50,6 @@ FILES = {"pkg/__init__.py": "", "pkg/make.py": MAKE, "tests/test_make.py": TESTS
 REMOVED = "test 'test_hash_is_deprecated' removed"
 
 
-def _messages(found: list[str]) -> list[str]:
-    return [line.split(" ", 1)[1] for line in found]
-
-
 def _remove(make: str = WITHOUT_BLOCK, tests: str = KEPT):
     def change(r: GitRepo) -> None:
         r.write("pkg/make.py", make)
@@ -73,7 +69,7 @@ def test_a_docstring_saying_it_is_deprecated_warns_no_one(repo: GitRepo):
 
 
 def test_the_test_removed_while_the_warning_stays_is_tampering(repo: GitRepo):
-    assert _messages(tamper(repo, FILES, _remove(make=MAKE))) == [REMOVED]
+    assert tamper_messages(repo, FILES, _remove(make=MAKE)) == [REMOVED]
 
 
 def test_only_the_warning_call_deleted_keeps_the_test(repo: GitRepo):
@@ -82,7 +78,7 @@ def test_only_the_warning_call_deleted_keeps_the_test(repo: GitRepo):
         "    if hash is not None:\n" + BLOCK,
         "    if hash is not None:\n        unsafe_hash = hash\n",
     )
-    assert _messages(tamper(repo, FILES, _remove(make=make))) == [REMOVED]
+    assert tamper_messages(repo, FILES, _remove(make=make)) == [REMOVED]
 
 
 def test_a_check_outside_the_expected_warning_keeps_the_test(repo: GitRepo):
@@ -90,7 +86,7 @@ def test_a_check_outside_the_expected_warning_keeps_the_test(repo: GitRepo):
         "        attrs(1, hash=True)\n", "        attrs(1, hash=True)\n    assert attrs(2) == 2\n"
     )
     files = {**FILES, "tests/test_make.py": tests}
-    assert _messages(tamper(repo, files, _remove())) == [REMOVED]
+    assert tamper_messages(repo, files, _remove()) == [REMOVED]
 
 
 def test_the_warning_raised_from_elsewhere_keeps_the_test(repo: GitRepo):
@@ -100,7 +96,7 @@ def test_the_warning_raised_from_elsewhere_keeps_the_test(repo: GitRepo):
         '        warnings.warn("The `hash` argument is deprecated",\n'
         "                      DeprecationWarning)\n"
     )
-    assert _messages(tamper(repo, FILES, _remove(make=make))) == [REMOVED]
+    assert tamper_messages(repo, FILES, _remove(make=make)) == [REMOVED]
 
 
 def test_a_deleted_warning_about_something_else_frees_nothing(repo: GitRepo):
@@ -108,7 +104,7 @@ def test_a_deleted_warning_about_something_else_frees_nothing(repo: GitRepo):
     links them (`old_api` still warns at the head)."""
     tests = TESTS.replace("attrs(1, hash=True)", "old_api()")
     files = {**FILES, "tests/test_make.py": tests}
-    assert _messages(tamper(repo, files, _remove())) == ["test 'test_hash_is_deprecated' removed"]
+    assert tamper_messages(repo, files, _remove()) == ["test 'test_hash_is_deprecated' removed"]
 
 
 SHIM = """\
@@ -171,10 +167,4 @@ def test_a_module_shim_deleted_with_its_warning_test_passes(repo: GitRepo):
 
 
 def test_a_bare_diff_gets_no_deprecation_exemption(repo: GitRepo):
-    for path, content in FILES.items():
-        repo.write(path, content)
-    base = repo.commit("base")
-    _remove()(repo)
-    head = repo.commit("change")
-    found = by_rule(diff_result(repo.git("diff", base, head) + "\n"), "test-tamper")
-    assert [m for _, _, m in found] == [REMOVED]
+    assert diff_tamper_messages(repo, FILES, _remove()) == [REMOVED]

@@ -1,9 +1,10 @@
 """`test-tamper` and Go subtests: a Go test counts one test per `t.Run(...)` statement directly
 in its body, as a parametrized Python test counts one per literal case, and a loop that runs
 `t.Run` over a literal table the test declares counts its rows (one, when the table is built
-elsewhere, a line of the loop may leave a row out, or the test may skip). Counted at the base and at the head alike: three tests folded into one
-test with five subtests is no removal (echo d5b32c6), a test with five subtests removed needs
-five back, and the subtests that tests the change leaves alone gain or lose count too."""
+elsewhere, a line of the loop may leave a row out, or the test may skip). Counted at the base
+and at the head alike: three tests folded into one test with five subtests is no removal (echo
+d5b32c6), a test with five subtests removed needs five back, and the subtests that tests the
+change leaves alone gain or lose count too."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ real git."""
 
 from __future__ import annotations
 
-from tests.guards.conftest import GitRepo, tamper
+from tests.guards.conftest import GitRepo, tamper, tamper_messages
 
 SPEC = """\
 describe Rack::Test do
@@ -27,10 +27,6 @@ FILES = {
 REMOVED = "test 'allows requiring rack/mock_session' removed"
 
 
-def _messages(found: list[str]) -> list[str]:
-    return [line.split(" ", 1)[1] for line in found]
-
-
 def test_a_test_that_only_loaded_a_deleted_file_goes_with_it(repo: GitRepo):
     def change(r: GitRepo) -> None:
         r.remove("lib/rack/mock_session.rb")
@@ -43,7 +39,7 @@ def test_the_file_kept_keeps_the_test(repo: GitRepo):
     def change(r: GitRepo) -> None:
         r.write("spec/rack/test_spec.rb", KEPT)
 
-    assert _messages(tamper(repo, FILES, change)) == [REMOVED]
+    assert tamper_messages(repo, FILES, change) == [REMOVED]
 
 
 def test_the_file_moved_where_the_same_require_finds_it_keeps_the_test(repo: GitRepo):
@@ -51,7 +47,7 @@ def test_the_file_moved_where_the_same_require_finds_it_keeps_the_test(repo: Git
         r.move("lib/rack/mock_session.rb", "vendor/rack/mock_session.rb")
         r.write("spec/rack/test_spec.rb", KEPT)
 
-    assert _messages(tamper(repo, FILES, change)) == [REMOVED]
+    assert tamper_messages(repo, FILES, change) == [REMOVED]
 
 
 def test_a_test_that_also_checks_something_keeps_the_test(repo: GitRepo):
@@ -64,7 +60,7 @@ def test_a_test_that_also_checks_something_keeps_the_test(repo: GitRepo):
         r.remove("lib/rack/mock_session.rb")
         r.write("spec/rack/test_spec.rb", KEPT)
 
-    assert _messages(tamper(repo, {**FILES, "spec/rack/test_spec.rb": spec}, change)) == [REMOVED]
+    assert tamper_messages(repo, {**FILES, "spec/rack/test_spec.rb": spec}, change) == [REMOVED]
 
 
 def test_a_python_test_that_only_imported_a_deleted_module_goes_with_it(repo: GitRepo):

@@ -6,7 +6,7 @@ not call it, and the test is reported. Real rule, real git."""
 
 from __future__ import annotations
 
-from tests.guards.conftest import GitRepo, tamper
+from tests.guards.conftest import GitRepo, tamper, tamper_messages
 
 MESSAGE = "Request#values_at is deprecated and will be removed in a future version of Rack"
 REQUEST = f"""\
@@ -51,10 +51,6 @@ FILES = {
 REMOVED = "test 'returns values for the keys in the order given' removed"
 
 
-def _messages(found: list[str]) -> list[str]:
-    return [line.split(" ", 1)[1] for line in found]
-
-
 def _remove(request: str = WITHOUT):
     def change(r: GitRepo) -> None:
         r.write("lib/rack/request.rb", request)
@@ -68,7 +64,7 @@ def test_a_test_expecting_a_deleted_methods_own_message_goes_with_it(repo: GitRe
 
 
 def test_the_method_kept_keeps_the_test(repo: GitRepo):
-    assert _messages(tamper(repo, FILES, _remove(request=REQUEST))) == [REMOVED]
+    assert tamper_messages(repo, FILES, _remove(request=REQUEST)) == [REMOVED]
 
 
 def test_the_message_still_said_at_the_head_keeps_the_test(repo: GitRepo):
@@ -80,7 +76,7 @@ def test_the_message_still_said_at_the_head_keeps_the_test(repo: GitRepo):
         _remove()(r)
         r.write("lib/rack/headers.rb", headers)
 
-    assert _messages(tamper(repo, files, change)) == [REMOVED]
+    assert tamper_messages(repo, files, change) == [REMOVED]
 
 
 def test_a_changelog_quoting_the_message_keeps_nothing(repo: GitRepo):
@@ -95,4 +91,4 @@ def test_a_test_that_does_not_call_the_method_keeps_the_test(repo: GitRepo):
     """It expects the message but reaches it some other way: nothing ties it to the deleted
     method rather than to code that stays."""
     spec = SPEC.replace("req.values_at('foo').must_equal [nil]", "req.lookup('foo')")
-    assert _messages(tamper(repo, {**FILES, "test/spec_request.rb": spec}, _remove())) == [REMOVED]
+    assert tamper_messages(repo, {**FILES, "test/spec_request.rb": spec}, _remove()) == [REMOVED]

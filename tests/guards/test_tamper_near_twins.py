@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
+from tests.guards.conftest import GitRepo, diff_tamper_messages, tamper, tamper_messages
 
 ORIGIN_RB = """\
 module Rack
@@ -42,10 +42,6 @@ FILES = {"lib/rack/http_origin.rb": ORIGIN_RB, "spec/http_origin_spec.rb": SPEC}
 REPORTED = ["test 'accepts requests with whitelisted Origin' removed"]
 
 
-def _messages(found: list[str]) -> list[str]:
-    return [line.split(" ", 1)[1] for line in found]
-
-
 def _remove(lib: str = WITHOUT_OPTION, spec: str = KEPT):
     def change(r: GitRepo) -> None:
         r.write("lib/rack/http_origin.rb", lib)
@@ -65,12 +61,12 @@ def test_a_changelog_naming_the_removed_option_keeps_nothing(repo: GitRepo):
 
 def test_the_option_still_in_the_code_keeps_the_test(repo: GitRepo):
     """Only the test removed: the option still works and is no longer tested."""
-    assert _messages(tamper(repo, FILES, _remove(lib=ORIGIN_RB))) == REPORTED
+    assert tamper_messages(repo, FILES, _remove(lib=ORIGIN_RB)) == REPORTED
 
 
 def test_the_option_still_read_elsewhere_keeps_the_test(repo: GitRepo):
     files = {**FILES, "lib/rack/legacy.rb": "LEGACY = [:origin_whitelist]\n"}
-    assert _messages(tamper(repo, files, _remove())) == REPORTED
+    assert tamper_messages(repo, files, _remove()) == REPORTED
 
 
 @pytest.mark.parametrize(
@@ -92,24 +88,17 @@ def test_the_option_still_read_elsewhere_keeps_the_test(repo: GitRepo):
 def test_a_twin_that_differs_more_or_does_not_run_keeps_the_test(repo: GitRepo, twin: str):
     kept = twin.split('\n  it "accepts requests with whitelisted')[0] + "\nend\n"
     files = {**FILES, "spec/http_origin_spec.rb": twin}
-    assert _messages(tamper(repo, files, _remove(spec=kept))) == REPORTED
+    assert tamper_messages(repo, files, _remove(spec=kept)) == REPORTED
 
 
 def test_a_twin_the_change_edits_keeps_the_test(repo: GitRepo):
     """The twin's body made the removed test's: it no longer stands for it."""
     edited = KEPT.replace("permitted_origins:", "allowed_origins:")
-    found = tamper(repo, FILES, _remove(spec=edited))
-    assert REPORTED[0] in _messages(found)
+    assert REPORTED[0] in tamper_messages(repo, FILES, _remove(spec=edited))
 
 
 def test_a_bare_diff_gets_no_twin(repo: GitRepo):
-    for path, content in FILES.items():
-        repo.write(path, content)
-    base = repo.commit("base")
-    _remove()(repo)
-    head = repo.commit("change")
-    found = by_rule(diff_result(repo.git("diff", base, head) + "\n"), "test-tamper")
-    assert [m for _, _, m in found] == ["test 'accepts requests with whitelisted Origin' removed"]
+    assert diff_tamper_messages(repo, FILES, _remove()) == REPORTED
 
 
 SERVER_PY = """\
