@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from app.guards.subjects import spells
 from tests.guards.conftest import GitRepo, edited, tamper
+from tests.guards.test_tamper_file_subjects import DATES
 
 STRUCTURES = """\
 class MultiDict(dict):
@@ -87,18 +88,6 @@ def test_a_class_still_named_elsewhere_keeps_its_tests(repo: GitRepo):
     assert tamper(repo, FILES, change) == ["tests/test_ds.py:7 test 'test_interface' removed"]
 
 
-DATES = """\
-def parse_dates(text):
-    return text.split(",")
-
-
-def legacy_parse_dates(text):
-    return text.split(";")
-
-
-def make_sample():
-    return "a,b"
-"""
 DATE_TESTS = """\
 from pkg.dates import legacy_parse_dates, make_sample, parse_dates
 
