@@ -41,7 +41,7 @@ from functools import cached_property
 from app.guards.changes import FileChange
 from app.guards.code_names import is_source
 from app.guards.skip_conditions import dotted_name
-from app.guards.suite import block_end, indent
+from app.guards.suite import block_end, enclosing
 from app.guards.trees import Hit, TreeView
 
 _WARN = re.compile(r"(?<![\w.])(?:warnings\.)?warn\s*\(")
@@ -162,7 +162,7 @@ def _around(
     """The lines of the block around `lines[position]` when the change deletes every line of
     it with text on it; the whole file for a line at the top level of a deleted file."""
     found: list[str] | None = None
-    header = _enclosing(lines, position)
+    header = enclosing(lines, position)
     while header is not None:
         end = block_end(lines, header, python=True)
         numbers = range(header + 1, end + 1)
@@ -171,16 +171,8 @@ def _around(
         # Deleted whole: so may the block around it be (a `def` around the `if`, whose
         # other lines link the warning to its test: starlette's `__deprecated__` names).
         found = list(lines[header:end])
-        header = _enclosing(lines, header)
+        header = enclosing(lines, header)
     return list(lines) if whole else found
-
-
-def _enclosing(lines: Sequence[str], position: int) -> int | None:
-    level = indent(lines[position])
-    return next(
-        (n for n in range(position - 1, -1, -1) if lines[n].strip() and indent(lines[n]) < level),
-        None,
-    )
 
 
 def checks_only_deprecations(text: str) -> bool:

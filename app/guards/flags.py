@@ -150,7 +150,10 @@ def _resolve(
         value, original = statement.value, name
     elif _from_standard(statement, name):
         # `from sys import version_info`: the standard module's own value, judged as
-        # `sys.version_info` is (not patched, the module not rebound).
+        # `sys.version_info` is (not patched, the module not rebound). Not `_rebound`: it
+        # errs on every `sys.version_info >= (3, 10)` in the tree; the name is bound once
+        # here, and decorators read it as the module is imported, before any other code
+        # could assign it on the module.
         return ast.parse(f"{statement.module}.{name}", mode="eval").body
     else:
         original = next(a.name for a in statement.names if (a.asname or a.name) == name)

@@ -31,11 +31,11 @@ it needs the trees.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from app.guards.changes import FileChange, Line
 from app.guards.code_names import is_prose, is_source
-from app.guards.suite import Definition, definitions, indent
+from app.guards.suite import Definition, definitions, enclosing
 from app.guards.trees import TreeView
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -47,8 +47,10 @@ def near_twins(
     files: Sequence[FileChange],
     trees: TreeView,
     unmatched: Mapping[int, Sequence[Definition]],
+    wholly_deleted: Callable[[int, Definition], bool],
 ) -> dict[int, set[int]]:
-    """Per file, the header lines of the removed tests a near twin stands in for."""
+    """Per file, the header lines of the removed tests a near twin stands in for; a test is
+    one the change deletes whole when `wholly_deleted(file, test)` says so."""
     found: dict[int, set[int]] = {}
     for index, defs in unmatched.items():
         change = files[index]
@@ -62,7 +64,9 @@ def near_twins(
         everything = definitions([Line(n + 1, t, n + 1) for n, t in enumerate(lines)], len(lines))
         kept = [d for d in everything if d.body is not None and not _touched(d, lines, deleted)]
         for removed in defs:
-            token = _twin_token(removed, lines, kept, deleted)
+            if not wholly_deleted(index, removed):
+                continue
+            token = _twin_token(removed, lines, kept)
             if token is not None and _gone(files, trees, token):
                 found.setdefault(index, set()).add(removed.line.number)
     return found
@@ -75,20 +79,16 @@ def _touched(definition: Definition, lines: Sequence[str], deleted: set[int]) ->
 
 
 def _twin_token(
-    removed: Definition, lines: Sequence[str], kept: Sequence[Definition], deleted: set[int]
+    removed: Definition, lines: Sequence[str], kept: Sequence[Definition]
 ) -> str | None:
-    """The one token by which a wholly deleted test differs from a kept, running twin in the
-    same suite; None when there is no such twin."""
-    if removed.body is None or removed.end is None:
-        return None
-    if not all(
-        n in deleted for n in range(removed.line.number, removed.end + 1) if lines[n - 1].strip()
-    ):
+    """The one token by which a removed test differs from a kept, running twin in the same
+    suite; None when there is no such twin."""
+    if removed.body is None:
         return None
     body = _tokens(removed.body)
-    suite = _suite(lines, removed.line.number - 1)
+    suite = enclosing(lines, removed.line.number - 1)
     for twin in kept:
-        if twin.body is None or _suite(lines, twin.line.number - 1) != suite:
+        if twin.body is None or enclosing(lines, twin.line.number - 1) != suite:
             continue
         if _SKIPPED.search(lines[twin.line.number - 1]) or any(
             _SKIPPED.search(text) for text in twin.body
@@ -110,15 +110,6 @@ def _one_substitution(old: Sequence[str], new: Sequence[str]) -> tuple[str, str]
         return None
     pairs = {(a, b) for a, b in zip(old, new, strict=True) if a != b}
     return pairs.pop() if len(pairs) == 1 else None
-
-
-def _suite(lines: Sequence[str], position: int) -> int | None:
-    """The nearest line above that is indented less (the suite around a test)."""
-    level = indent(lines[position])
-    for number in range(position - 1, -1, -1):
-        if lines[number].strip() and indent(lines[number]) < level:
-            return number
-    return None
 
 
 def _gone(files: Sequence[FileChange], trees: TreeView, token: str) -> bool:

@@ -116,7 +116,14 @@ from app.guards.pairs import (
     source_stem,
 )
 from app.guards.skip_conditions import dotted_name
-from app.guards.suite import Definition, block_end, definitions, indent, is_test_path
+from app.guards.suite import (
+    Definition,
+    block_end,
+    definitions,
+    enclosing,
+    indent,
+    is_test_path,
+)
 from app.guards.trees import Hit, TreeView
 from app.guards.twins import Twins
 
@@ -190,6 +197,7 @@ class Exemptions:
         self._head_hits: dict[str, list[Hit]] = {}
         self._pair_names_of: dict[int, frozenset[str]] = {}
         self._own_imports_of: dict[str, frozenset[str]] = {}
+        self._whole: dict[tuple[int, int], list[str] | None] = {}
 
     def set_aside(self, unmatched: Mapping[int, Sequence[Definition]]) -> dict[int, set[int]]:
         """Of the removed tests nothing else accounts for, the header lines (per file) of
@@ -239,7 +247,13 @@ class Exemptions:
             index: [d for d in defs if d.line.number not in chosen.get(index, set())]
             for index, defs in unmatched.items()
         }
-        for index, lines in near_twins(self._files, self._trees, left).items():
+        twinned = near_twins(
+            self._files,
+            self._trees,
+            left,
+            lambda index, definition: self._wholly_deleted(index, definition) is not None,
+        )
+        for index, lines in twinned.items():
             chosen.setdefault(index, set()).update(lines)
         deprecations = Deprecations(self._files, self._trees, self._moved)
         for index, defs in left.items():
@@ -279,20 +293,25 @@ class Exemptions:
         if not messages or trees is None:
             return False
         code = STRING.sub('""', block)
-        for name, found in self._deleted.items():
+        for name, body in self._deleted_bodies:
             if not re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", code):
                 continue
-            for removed in found:
-                body = _body_after(self._files[removed.file], removed.line)
-                text = "\n".join(body)
-                said = [m for m in messages if m in text]
-                if (
-                    said
-                    and not mostly_added(body, self._added_lines)
-                    and any(_unsaid(trees, message) for message in said)
-                ):
-                    return True
+            said = [message for message in messages if message in body]
+            if any(_unsaid(trees, message) for message in said):
+                return True
         return False
+
+    @cached_property
+    def _deleted_bodies(self) -> list[tuple[str, str]]:
+        """Each definition the change deletes from source code with its deleted body, when
+        most of that body is not added back anywhere (read once for every removed test)."""
+        found: list[tuple[str, str]] = []
+        for name, records in self._deleted.items():
+            for removed in records:
+                body = _body_after(self._files[removed.file], removed.line)
+                if body and not mostly_added(body, self._added_lines):
+                    found.append((name, "\n".join(body)))
+        return found
 
     def _python_test(self, index: int, definition: Definition) -> list[str] | None:
         """The base file's lines, for a Python test the change deletes whole."""
@@ -365,7 +384,14 @@ class Exemptions:
         return _with_helpers(lines, definition.line.number - 1, self._files[index].old_path or "")
 
     def _wholly_deleted(self, index: int, definition: Definition) -> list[str] | None:
-        """The base file's lines, when the change deletes every line of the test."""
+        """The base file's lines, when the change deletes every line of the test (asked by
+        every rule of a removed test: read once)."""
+        key = (index, definition.line.number)
+        if key not in self._whole:
+            self._whole[key] = self._read_wholly_deleted(index, definition)
+        return self._whole[key]
+
+    def _read_wholly_deleted(self, index: int, definition: Definition) -> list[str] | None:
         change = self._files[index]
         path = change.old_path or ""
         text = self._trees.text("base", path) if self._trees and path else None
@@ -447,11 +473,12 @@ class Exemptions:
         )
 
     def _suite_uses(self, index: int, definition: Definition) -> frozenset[str]:
-        """The names the class attributes of the suites around a removed test use."""
-        lines = self._wholly_deleted(index, definition)
+        """The names the class attributes of the Python test classes around a removed test
+        use."""
+        path = self._files[index].old_path or ""
+        lines = self._wholly_deleted(index, definition) if _is_python(path) else None
         if lines is None:
             return frozenset()
-        path = self._files[index].old_path or ""
         attributes = [a for s in _suites(lines, definition) for a in _suite_attributes(lines, s)]
         return references(attributes, path).exercised if attributes else frozenset()
 
@@ -704,10 +731,10 @@ class Exemptions:
         if lines is None or not key:
             return False
         names = [definition.name]
-        suite = _enclosing(lines, definition.line.number - 1)
+        suite = enclosing(lines, definition.line.number - 1)
         while suite is not None:
             names.append(lines[suite])
-            suite = _enclosing(lines, suite)
+            suite = enclosing(lines, suite)
         return any(key in _flat(name) for name in names)
 
     def _pair_names(self, source: int) -> frozenset[str]:
@@ -748,10 +775,10 @@ class Exemptions:
         path = self._files[index].old_path or ""
         start = position - len(_decorators(lines, position))
         own = lines[start : block_end(lines, position, python=_is_python(path))]
-        suite = _enclosing(lines, position)
+        suite = enclosing(lines, position)
         while suite is not None:
             own.append(lines[suite])
-            suite = _enclosing(lines, suite)
+            suite = enclosing(lines, suite)
         text = "\n".join(own)
         used |= {n for n in names if re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", text)}
         return used
@@ -943,7 +970,7 @@ class _Shape:
 
     @classmethod
     def of(cls, lines: Sequence[str], position: int, name: str) -> _Shape:
-        suite = _enclosing(lines, position)
+        suite = enclosing(lines, position)
         return cls(
             header=lines[position].strip().replace(name, "\0", 1),
             decorators=_decorators(lines, position),
@@ -1140,16 +1167,6 @@ def _flat(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def _enclosing(lines: Sequence[str], position: int) -> int | None:
-    """The position of the nearest line above that is indented less (the suite or class a
-    test is in), or None at the top level."""
-    header = indent(lines[position])
-    for index in range(position - 1, -1, -1):
-        if lines[index].strip() and indent(lines[index]) < header:
-            return index
-    return None
-
-
 def _unsaid(trees: TreeView, message: str) -> bool:
     """Whether no file of the head but prose holds the message."""
     hits = trees.search("head", [message]) + trees.mentions("head", [message])
@@ -1181,10 +1198,10 @@ def _parametrized_names(decorators: Sequence[str]) -> list[set[str]]:
 def _suites(lines: Sequence[str], definition: Definition) -> list[int]:
     """The positions of the suites around a test, innermost first."""
     found: list[int] = []
-    suite = _enclosing(lines, definition.line.number - 1)
+    suite = enclosing(lines, definition.line.number - 1)
     while suite is not None:
         found.append(suite)
-        suite = _enclosing(lines, suite)
+        suite = enclosing(lines, suite)
     return found
 
 

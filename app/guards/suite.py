@@ -328,6 +328,16 @@ def indent(text: str) -> int:
     return len(expanded) - len(expanded.lstrip())
 
 
+def enclosing(lines: Sequence[str], position: int) -> int | None:
+    """The position of the nearest line above that is indented less (the suite, class or
+    block a line is in), or None at the top level."""
+    level = indent(lines[position])
+    for index in range(position - 1, -1, -1):
+        if lines[index].strip() and indent(lines[index]) < level:
+            return index
+    return None
+
+
 def block_end(lines: Sequence[str], position: int, *, python: bool) -> int:
     """The end (exclusive) of the block a definition at `lines[position]` opens: before the
     next line indented no deeper (Python; a `)` closing a long signature continues it), or
