@@ -112,3 +112,36 @@ def git(
         reason = reason or (lines[-1] if lines else "")
         raise GitError(f"git {args[0]} failed ({proc.returncode}): {reason}")
     return GitResult(stdout=proc.stdout, stderr=redact(proc.stderr, token))
+
+
+def git_bytes(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    ok: Sequence[int] = (0,),
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = GIT_TIMEOUT_S,
+) -> subprocess.CompletedProcess[bytes]:
+    """`git <args>` with bytes in and out, for exact file contents and NUL-separated lists; an
+    exit code outside `ok` raises GitError (one line)."""
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=_workspace_env(None, env),
+            input=stdin,
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise UserError("git is not installed: install git and retry") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} timed out after {timeout_s:.0f}s") from None
+    if proc.returncode not in ok:
+        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
+        reason = reason or (lines[-1] if lines else "")
+        raise GitError(f"git {args[0]} failed ({proc.returncode}): {reason}")
+    return proc
