@@ -5,4 +5,5 @@ pytest_plugins: list[str] = [
     "tests.plugins.database",
     "tests.plugins.sandbox",
     "tests.plugins.models",
+    "tests.plugins.bubblewrap",
 ]
