@@ -43,10 +43,12 @@ _END = re.compile(r"^>{5,}[ \t]*REPLACE[ \t]*$")
 
 @dataclass(frozen=True)
 class Hunk:
-    """One search/replace: `search` must occur exactly once in the file."""
+    """One search/replace: `search` must occur exactly once in the file. A hunk of a text
+    block holds whole lines (`lines`): it matches only where a line starts."""
 
     search: str
     replace: str
+    lines: bool = False
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ def parse_hunks(body: Sequence[str]) -> tuple[tuple[Hunk, ...], str | None]:
         if not any(part.strip() for part in search):
             return (), "the SEARCH text is empty (use ### APPEND: to add to a file)"
         replace = body[divider + 1 : end]
-        hunks.append(Hunk(_joined(search), _joined(replace)))
+        hunks.append(Hunk(_joined(search), _joined(replace), lines=True))
         index = end + 1
     if not hunks:
         return (), "no '<<<<<<< SEARCH' hunk in the block"

@@ -40,7 +40,11 @@ def helper():
     assert parsed.edits == (
         Edit("file", "app/new.py", content="def helper():\n    return 1\n"),
         Edit("append", "docs/INSTALL.md", content="## Upgrading\n"),
-        Edit("replace", "app/core.py", hunks=(Hunk("    return a - b\n", "    return a + b\n"),)),
+        Edit(
+            "replace",
+            "app/core.py",
+            hunks=(Hunk("    return a - b\n", "    return a + b\n", lines=True),),
+        ),
         Edit("delete", "old.txt"),
     )
     assert not parsed.satisfied
@@ -77,7 +81,7 @@ y = 1
 {FENCE}
 """
     (edit,) = parse_reply(reply).edits
-    assert edit.hunks == (Hunk("x = 1\n", "x = 2\n"), Hunk("y = 1\n", ""))
+    assert edit.hunks == (Hunk("x = 1\n", "x = 2\n", True), Hunk("y = 1\n", "", True))
 
 
 @pytest.mark.parametrize(
