@@ -35,6 +35,11 @@ FEEDBACK_MAX_CHARS = 12_000
 PLAN_MAX_CHARS = 8_000
 _PATH_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+|[A-Za-z0-9_][\w./-]*/[\w.-]+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_CODE_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{2,})\(")
+_BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_.]{2,})`")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+MAX_IDENTIFIERS = 10
+MAX_FILES_PER_IDENTIFIER = 10
 
 IMPLEMENTER_INPUT = Template(
     name="implementer-input",
@@ -241,12 +246,32 @@ class Context:
             stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
             if stem in words and stem not in {"test", "tests", "readme"}:
                 focus.append(path)
+        focus.extend(self._defining(self.ticket.text + "\n" + (plan or "")))
+        if sum(tracked.values()) <= FILES_MAX_CHARS // 2:
+            focus.extend(sorted(tracked, key=lambda p: (p.count("/"), p)))  # a small repository
         related = []
         for path in focus:
             stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
             for name in (f"test_{stem}.py", f"{stem}_test.py", f"{stem}_test.go"):
                 related.extend(by_name.get(name, []))
         return list(dict.fromkeys([*focus, *related]))
+
+    def _defining(self, text: str) -> list[str]:
+        """Files at HEAD that mention the identifiers the text names as code (`name(` or in
+        backticks), most mentioned identifiers first."""
+        names = list(dict.fromkeys(_CODE_NAME.findall(text) + _BACKTICKED.findall(text)))
+        found: list[str] = []
+        for name in names[:MAX_IDENTIFIERS]:
+            if not _IDENTIFIER.fullmatch(name):
+                continue
+            code, out = self.ws.git_raw(
+                "grep", "-l", "-w", "-F", "-I", "-z", "-e", name, "HEAD", "--", ok=(0, 1)
+            )
+            if code != 0:
+                continue
+            paths = [p.decode("utf-8", "replace").removeprefix("HEAD:") for p in out.split(b"\0")]
+            found.extend([p for p in paths if p][:MAX_FILES_PER_IDENTIFIER])
+        return found
 
 
 def _named_paths(text: str, tracked: Iterable[str], by_name: dict[str, list[str]]) -> list[str]:

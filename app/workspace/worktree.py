@@ -103,9 +103,11 @@ class Workspace:
         except GitError as exc:
             raise WorkspaceError(str(exc)) from None
 
-    def git_raw(self, *args: str, ok: Sequence[int] = (0,)) -> tuple[int, bytes]:
+    def git_raw(
+        self, *args: str, ok: Sequence[int] = (0,), stdin: bytes | None = None
+    ) -> tuple[int, bytes]:
         try:
-            proc = git_bytes(list(args), cwd=self.path, ok=ok, env=HARDENED)
+            proc = git_bytes(list(args), cwd=self.path, ok=ok, env=HARDENED, stdin=stdin)
         except GitError as exc:
             raise WorkspaceError(str(exc)) from None
         return proc.returncode, proc.stdout
@@ -159,7 +161,10 @@ class Workspace:
         """Which of `paths` git would ignore (so `git add -A` would never commit them)."""
         if not paths:
             return set()
-        code, out = self.git_raw("check-ignore", "--no-index", "-z", "--", *paths, ok=(0, 1))
+        listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+        code, out = self.git_raw(
+            "check-ignore", "--no-index", "-z", "--stdin", ok=(0, 1), stdin=listing
+        )
         if code == 1:
             return set()
         return {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
