@@ -27,8 +27,10 @@ from app.repo_config import DEFAULT_PROTECTED_PATHS, RepoConfig
 from app.workspace.worktree import Workspace
 from reviewers.git_source import CONSTITUTION_PATH, PROMPT_OVERRIDE_DIR, read_file_at
 from reviewers.prompts import Template, Untrusted, fence, load_template, render
-from reviewers.untrusted import one_line
+from reviewers.untrusted import MIN_SECRET_CHARS, one_line
 
+SECRET_FILE_PATTERNS = (".env", ".env.*", "secrets/**", "*.pem", "*.key")
+MAX_SECRET_FILE_BYTES = 256 * 1024
 MAP_MAX_PATHS = 400
 FILES_MAX_CHARS = 60_000
 FEEDBACK_MAX_CHARS = 12_000
@@ -133,6 +135,9 @@ class Context:
         self.secrets = tuple(secrets)
         patterns = (*DEFAULT_PROTECTED_PATHS, *config.guards.effective_protected_paths(config.mode))
         self.never_shown = ProtectedPaths(dict.fromkeys(patterns))
+        # What a secret file holds must not reach a model by another way either (a test that
+        # prints .env, a source file that copied a value): its values are redacted everywhere.
+        self.secrets = (*self.secrets, *secret_file_values(workspace))
 
     # ---- the system prompts -----------------------------------------------------------------
 
@@ -272,6 +277,30 @@ class Context:
             paths = [p.decode("utf-8", "replace").removeprefix("HEAD:") for p in out.split(b"\0")]
             found.extend([p for p in paths if p][:MAX_FILES_PER_IDENTIFIER])
         return found
+
+
+def secret_file_values(workspace: Workspace) -> list[str]:
+    """The values held by the files whose names say they hold secrets (`.env`, `.env.*`,
+    `secrets/**`, `*.pem`, `*.key`) at the workspace's HEAD: each line, and the value of each
+    `KEY=value` or `key: value` line."""
+    secret_files = ProtectedPaths(SECRET_FILE_PATTERNS)
+    values: list[str] = []
+    for path, size in workspace.tree_sizes().items():
+        if size > MAX_SECRET_FILE_BYTES or secret_files.match(path) is None:
+            continue
+        data = workspace.read_at("HEAD", path)
+        if data is None:
+            continue
+        for line in data.decode("utf-8", "replace").splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            values.append(line)
+            for separator in ("=", ":"):
+                _, found, value = line.partition(separator)
+                if found:
+                    values.append(value.strip().strip("'\""))
+    return [value for value in values if len(value) >= MIN_SECRET_CHARS]
 
 
 def _named_paths(text: str, tracked: Iterable[str], by_name: dict[str, list[str]]) -> list[str]:

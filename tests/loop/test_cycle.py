@@ -229,8 +229,11 @@ def test_every_model_call_is_metered(loop: Loop):
 
 
 def test_a_red_baseline_is_reported_not_blamed(loop: Loop):
-    loop.project(files={"tests/test_broken.py": "import unittest\n\nclass B(unittest.TestCase):\n"
-                        "    def test_b(self):\n        self.fail('broken at the base')\n"})  # fmt: skip
+    broken = (
+        "import unittest\n\nclass B(unittest.TestCase):\n"
+        "    def test_b(self):\n        self.fail('broken at the base')\n"
+    )
+    loop.project(files={"tests/test_broken.py": broken})
     loop.models.script(IMPLEMENTER, *[edits_reply(FIX)] * 3)
     result = loop.run(TICKET)
     assert result.outcome == "blocked"
