@@ -94,6 +94,7 @@ class Loop:
         *,
         command: str = UNITTEST,
         extra_config: str = "",
+        budgets: str = "{implementer_iterations: 3, test_timeout_s: 60}",
         files: dict[str, str] | None = None,
     ) -> str:
         """calc.py with a broken add(), its tests (which pass), and the config; the base."""
@@ -102,15 +103,15 @@ class Loop:
         self.repo.write("tests/test_calc.py", CALC_TESTS)
         for path, text in (files or {}).items():
             self.repo.write(path, text)
-        self.repo.write(".github/ourobot.yml", self.config_text(command, extra_config))
+        self.repo.write(".github/ourobot.yml", self.config_text(command, extra_config, budgets))
         return self.repo.commit("base")
 
-    def config_text(self, command: str, extra: str = "") -> str:
+    def config_text(self, command: str, extra: str, budgets: str) -> str:
         return (
             "version: 1\n"
             f"test_command: {command!r}\n"
             f"models: {{implementer: {IMPLEMENTER}, planner: {PLANNER}}}\n"
-            "budgets: {implementer_iterations: 3, test_timeout_s: 60}\n" + extra
+            f"budgets: {budgets}\n" + extra
         )
 
     def config(self) -> RepoConfig:

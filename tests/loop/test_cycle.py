@@ -104,14 +104,7 @@ def test_unsafe_symlinked_and_workflow_paths_are_refused_before_commit_then_a_go
 ):
     loop.repo.write(".github/workflows/ci.yml", "on: push\n")
     loop.repo.symlink("docs/ci", "../.github/workflows")
-    loop.project(
-        extra_config="budgets: {implementer_iterations: 4, test_timeout_s: 60}\n".replace(
-            "budgets", "# budgets"
-        )
-    )
-    config = loop.config().model_copy(
-        update={"budgets": loop.config().budgets.model_copy(update={"implementer_iterations": 4})}
-    )
+    loop.project(budgets="{implementer_iterations: 4, test_timeout_s: 60}")
     loop.models.script(
         IMPLEMENTER,
         edits_reply(file_block("../x", "escaped\n")),
@@ -119,7 +112,7 @@ def test_unsafe_symlinked_and_workflow_paths_are_refused_before_commit_then_a_go
         edits_reply(file_block(".github/workflows/ci.yml", "on: pull_request_target\n")),
         edits_reply(FIX),
     )
-    result = loop.run(TICKET, config=config)
+    result = loop.run(TICKET)
     assert result.outcome == "ready", (result.reason, loop.progress)
     assert [(n, r.rule, r.path) for n, r in result.refusals] == [
         (1, "unsafe-path", "../x"),
@@ -243,15 +236,12 @@ def test_a_red_baseline_is_reported_not_blamed(loop: Loop):
 
 
 def test_a_hanging_test_is_killed_at_the_timeout_and_said_so(loop: Loop):
-    loop.project(extra_config="")
-    config = loop.config()
-    config = config.model_copy(update={"budgets": config.budgets.model_copy(
-        update={"test_timeout_s": 2, "implementer_iterations": 1})})  # fmt: skip
+    loop.project(budgets="{implementer_iterations: 1, test_timeout_s: 2}")
     hang = "\nimport subprocess, time\n\nclass Hang(unittest.TestCase):\n" \
            "    def test_hang(self):\n        subprocess.Popen(['sleep', '3599.75'])\n" \
            "        time.sleep(3600)\n"  # fmt: skip
     loop.models.script(IMPLEMENTER, edits_reply(FIX, append_block("tests/test_calc.py", hang)))
-    result = loop.run(TICKET, config=config)
+    result = loop.run(TICKET)
     assert result.outcome == "blocked"
     assert result.iterations[0].test_summary.startswith("killed after")
     assert result.branch == "ourobot/T-1" and result.tests == "failed"  # kept for a human
@@ -263,13 +253,11 @@ def test_deleting_a_test_file_that_passed_at_the_base_is_measured(loop: Loop):
     loop.project(
         command=PYTEST,
         extra_config="guards: {test_tamper: false, max_deletions_per_iteration: 50}\n",
+        budgets="{implementer_iterations: 2, test_timeout_s: 60}",
         files={"tests/test_other.py": other},
     )
     loop.models.script(IMPLEMENTER, *[edits_reply(FIX, delete_block("tests/test_calc.py"))] * 2)
-    config = loop.config()
-    config = config.model_copy(update={"budgets": config.budgets.model_copy(
-        update={"implementer_iterations": 2})})  # fmt: skip
-    result = loop.run(TICKET, config=config)
+    result = loop.run(TICKET)
     assert result.outcome == "blocked"
     assert {r.rule for _, r in result.refusals} == {"test-tamper"}, (result.refusals, loop.progress)
     assert "do not run any more: tests.test_calc.CalcTest::test_mul" in loop.prompts()[1]
