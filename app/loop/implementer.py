@@ -5,14 +5,14 @@ One iteration:
    now and the feedback on its last answer; the four edits are offered as tools too;
 2. the reply is read strictly (`app.loop.edits`); an unreadable block is refused;
 3. every edit is validated before it touches the worktree and applied (`app.loop.apply`);
-4. an edit to the test surface is refused unless the ticket carries the configured label;
-5. the whole iteration goes through the guards' iteration check (per-iteration deletions,
-   secrets, binaries, sizes, protected paths, test tampering) *before* it is committed;
-6. a refused iteration is not committed: the worktree is reset, and the refusals (rule, path,
+4. an edit to the test surface is refused unless the ticket carries the configured label, and
+   the whole iteration goes through the guards' iteration check *before* it is committed
+   (`app.loop.landing`);
+5. a refused iteration is not committed: the worktree is reset, and the refusals (rule, path,
    reason) are the model's next feedback;
-7. otherwise it is committed (test artifacts stripped first) and the sandboxed test command
+6. otherwise it is committed (test artifacts stripped first) and the sandboxed test command
    runs; a failure's output tail is the next feedback, as ground truth;
-8. a passing run counts only when `GreenProof` measures it was earned; if not, the commit is
+7. a passing run counts only when `GreenProof` measures it was earned; if not, the commit is
    taken back off the branch and the measurement is the feedback.
 
 A reply that proposes nothing gets one nudge per cycle; after that it ends the work as
@@ -26,14 +26,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from app.guards import check_iteration
 from app.halt import Halted
-from app.loop.apply import Applied, Flag, PathPolicy, Refusal, apply_edits
+from app.loop.apply import Flag, Refusal
 from app.loop.context import Context, feedback_text
 from app.loop.edits import EDIT_TOOLS, ParsedReply, parse_reply
+from app.loop.landing import land_edits
 from app.loop.metering import ModelGate
 from app.loop.proof import Baseline, GreenProof
-from app.loop.suite_files import directories_with_tests, surface_reason
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.workspace.suite import SuiteRun, SuiteRunner
@@ -255,47 +254,9 @@ class Implementer:
         )  # fmt: skip
 
     def _validate_and_apply(self, parsed: ParsedReply, record: IterationRecord) -> list[Refusal]:
-        refusals = [Refusal("malformed", p.path, p.reason) for p in parsed.problems]
-        if refusals:
-            return refusals
-        applied: Applied = apply_edits(
-            PathPolicy(self.workspace.path, self.config), parsed.edits, self.workspace.ignored
-        )
-        record.flags = applied.flags
-        if applied.refusals:
-            return applied.refusals
-        refusals = self._surface(applied.paths)
-        if refusals:
-            return refusals
-        self.workspace.strip_artifacts()
-        result = check_iteration(self.workspace.path, "HEAD", self.config, config_source="base")
-        return [Refusal(v.rule, v.path, v.message) for v in result.violations]
-
-    def _surface(self, paths: Sequence[str]) -> list[Refusal]:
-        label = self.config.implementer.test_surface_label
-        if self.ticket.has_label(label):
-            return []
-        ws = self.workspace
-        tracked = ws.tracked(ws.base_sha)
-        test_dirs = set(directories_with_tests(tracked))
-
-        def read(rev: str, path: str) -> str | None:
-            if rev == "base":
-                data = ws.read_at(ws.base_sha, path)
-            else:
-                file = ws.path / path
-                data = file.read_bytes() if file.is_file() and not file.is_symlink() else None
-            return None if data is None else data.decode("utf-8", "replace")
-
-        refusals = []
-        for path in paths:
-            reason = surface_reason(
-                path, test_command=self.config.test_command, test_dirs=test_dirs, read=read
-            )
-            if reason is not None:
-                refusals.append(Refusal("test-tamper", path, f"{reason}: changing how the suite "
-                                        f"runs needs the ticket label {label!r}"))  # fmt: skip
-        return refusals
+        landing = land_edits(self.workspace, self.config, self.ticket, parsed)
+        record.flags = landing.flags
+        return landing.refusals
 
     def _refused(self, parsed: ParsedReply, refusals: Sequence[Refusal]) -> str:
         notes = []

@@ -172,7 +172,10 @@ class Workspace:
     # ---- the worktree's state -----------------------------------------------------------------
 
     def strip_artifacts(self) -> list[str]:
-        return strip_test_artifacts(self.path, set(self.tracked()))
+        """Remove the test artifacts `git add -A` would stage (untracked, not ignored)."""
+        _, out = self.git_raw("ls-files", "-z", "--others", "--exclude-standard")
+        untracked = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+        return strip_test_artifacts(self.path, untracked)
 
     def reset(self, rev: str = "HEAD") -> None:
         """The worktree exactly as `rev`: tracked files restored, everything else removed
