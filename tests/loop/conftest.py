@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -127,6 +127,7 @@ class Loop:
         config: RepoConfig | None = None,
         usd: float = 5.0,
         env_secrets: Sequence[str] = (),
+        cancel: Callable[[], bool] | None = None,
     ) -> CycleResult:
         config = config or self.config()
         ticket = Ticket(ticket_id, f"local:{self.repo.path}#{ticket_id}", "", text, tuple(labels))
@@ -154,6 +155,7 @@ class Loop:
             reviewer=reviewer,
             secrets=(*credentials.secrets(), *env_secrets),
             progress=self.progress.append,
+            cancel=cancel,
         )
         base = self.repo.git("rev-parse", "HEAD")
         request = CycleRequest(self.repo.path, base, ticket, config, worktree_root=self.tmp)

@@ -3,6 +3,8 @@ servers speaking the real wire formats; every failure lands in a legible state."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reviewers.fake_servers import (
@@ -262,3 +264,32 @@ def test_deleting_a_test_file_that_passed_at_the_base_is_measured(loop: Loop):
     assert {r.rule for _, r in result.refusals} == {"test-tamper"}, (result.refusals, loop.progress)
     assert "do not run any more: tests.test_calc.CalcTest::test_mul" in loop.prompts()[1]
     assert CALC_TESTS == (loop.repo.path / "tests/test_calc.py").read_text()
+
+
+def test_a_halt_stops_a_running_test_and_the_cycle(loop: Loop):
+    loop.project()
+    hang = "\nimport subprocess, time\n\nclass Hang(unittest.TestCase):\n" \
+           "    def test_hang(self):\n        subprocess.Popen(['sleep', '3599.65'])\n" \
+           "        time.sleep(3600)\n"  # fmt: skip
+    loop.models.script(IMPLEMENTER, edits_reply(FIX, append_block("tests/test_calc.py", hang)))
+    halted = {"now": False}
+
+    def cancel() -> bool:  # the halt arrives once the model has answered
+        halted["now"] = halted["now"] or bool(loop.models.requests_for(IMPLEMENTER))
+        return halted["now"]
+
+    result = loop.run(TICKET, cancel=cancel)
+    assert result.outcome == "blocked" and result.error_class == "halted"
+    assert result.elapsed_s < 30
+    assert running(b"3599.65") == []
+
+
+def running(marker: bytes) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
+                found.append(entry.name)
+        except OSError:
+            continue  # exited while we looked
+    return found
