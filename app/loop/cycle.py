@@ -120,9 +120,7 @@ class CycleResult:
             objective = "unmet" if self.execution == "budget" else "unknown"
         review: ReviewAxis = "skipped"
         if self.review is not None:
-            review = {"approved": "approved", "rejected": "rejected"}.get(
-                self.review.reason, "incomplete"
-            )  # type: ignore[assignment]
+            review = _REVIEW_AXIS.get(self.review.reason, "incomplete")
         return Outcome(self.execution, objective, review, artifact)
 
 
@@ -291,13 +289,20 @@ def _conclude(result: CycleResult, work: WorkResult, baseline: Baseline) -> Cycl
     reason = work.reason
     if not baseline.run.passed and work.stop == "exhausted":
         reason += f"; the suite already failed at the base ({baseline.run.summary()})"
-    execution: Execution = {"budget": "budget", "timeout": "timeout"}.get(work.stop, "ok")  # type: ignore[assignment]
-    error_class = {"budget": "budget", "timeout": "wall-time", "halted": "halted",
-                   "error": "model-error", "no-edits": "no-edits",
-                   "exhausted": "iterations"}.get(work.stop)  # fmt: skip
-    if work.stop in ("halted", "error"):
-        execution = "error"
+    execution, error_class = _BLOCKED[work.stop]
     return _ended(result, "blocked", reason, execution, error_class)
+
+
+# Why an implementer's work stopped short, on the ledger's execution axis and as an error class.
+_BLOCKED: dict[str, tuple[Execution, str | None]] = {
+    "exhausted": ("ok", "iterations"),
+    "no-edits": ("ok", "no-edits"),
+    "budget": ("budget", "budget"),
+    "timeout": ("timeout", "wall-time"),
+    "halted": ("error", "halted"),
+    "error": ("error", "model-error"),
+}
+_REVIEW_AXIS: dict[str, ReviewAxis] = {"approved": "approved", "rejected": "rejected"}
 
 
 def _ended(
@@ -318,8 +323,8 @@ def record_cycle(
     ledger: Ledger, subject: Subject, result: CycleResult, *, artifact: Artifact = "none"
 ) -> int | None:
     """The cycle's one ledger row, on the four axes, with its refusals."""
-    calls, spent = len(ledger.calls(subject=subject.key)), 0
-    spent = sum(row.call.cost_micro_usd for row in ledger.calls(subject=subject.key))
+    rows = ledger.calls(subject=subject.key)
+    calls, spent = len(rows), sum(row.call.cost_micro_usd for row in rows)
     detail = {
         "outcome": result.outcome,
         "reason": result.reason,

@@ -77,6 +77,9 @@ class IterationRecord:
         if self.refusals:
             shown = "; ".join(f"[{r.rule}] {r.path or '-'}" for r in self.refusals[:3])
             parts.append(f"refused {len(self.refusals)}: {shown}")
+        if self.flags:
+            shown = "; ".join(f"[{f.rule}] {f.path}" for f in self.flags[:3])
+            parts.append(f"flagged for an admin's approval: {shown}")
         parts.append(f"tests {self.test_summary or self.tests}")
         parts.append(f"{self.elapsed_s:.1f}s")
         return ", ".join(parts)
