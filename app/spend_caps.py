@@ -224,8 +224,10 @@ class MeteredClient:
         # Recorded before the reservation is released: the spend is never counted by neither.
         try:
             try:
+                # Tools only when asked for: a client that offers none need not take the argument.
+                extra = {"tools": tools} if tools else {}
                 answer = self._inner.complete(
-                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s, tools=tools
+                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s, **extra
                 )
             except ModelError as exc:
                 outcome: CallOutcome = "timeout" if exc.kind == "timeout" else "error"

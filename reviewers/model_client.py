@@ -158,8 +158,10 @@ class FallbackClient:
         last: ModelError | None = None
         for client in self._clients:
             try:
+                # Tools only when asked for: a client that offers none need not take the argument.
+                extra = {"tools": tools} if tools else {}
                 answer = client.complete(
-                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s, tools=tools
+                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s, **extra
                 )
             except ModelError as exc:
                 failures.append((client.model_id, f"{exc.kind}: {exc}"))
