@@ -293,3 +293,21 @@ def running(marker: bytes) -> list[str]:
         except OSError:
             continue  # exited while we looked
     return found
+
+
+def test_light_mode_writes_nothing_and_asks_no_model(loop: Loop):
+    loop.project(extra_config="mode: light\n")
+    result = loop.run(TICKET)
+    assert result.outcome == "blocked" and "mode is light" in result.reason
+    assert loop.models.requests == [] and result.branch is None
+
+
+def test_the_same_engine_runs_from_a_bare_mirror(loop: Loop):
+    loop.project()
+    mirror = loop.tmp / "mirror.git"
+    loop.repo.git("clone", "-q", "--bare", str(loop.repo.path), str(mirror))
+    loop.repo.path = mirror  # the cycle is given the mirror, as a GitHub job will be
+    loop.models.script(IMPLEMENTER, edits_reply(FIX))
+    result = loop.run(TICKET)
+    assert result.outcome == "ready", (result.reason, loop.progress)
+    assert "return a + b" in loop.repo.git("show", "ourobot/T-1:calc.py")
