@@ -3,7 +3,7 @@
 A handler decides and asks for work as a `Job`: a registered name and plain JSON values. A job
 function does the work, `func(ctx, **job.kwargs)`, with a `JobContext` built once per worker
 process (or per embedded runner). The same functions run under Celery (`tasks/`) and in
-embedded mode (`app.embedded`); nothing here imports Celery.
+embedded mode (`app.webhooks.embedded`); nothing here imports Celery.
 
 Running a job twice must have the effect of running it once: Celery delivers at least once
 (`acks_late`), a killed worker's task runs again, the sweeper re-submits overdue deliveries, and
@@ -23,9 +23,10 @@ it runs, so two copies of the job never act at the same time. A crash after the 
 but before the record leaves no row; the rerun then finds the hidden marker on GitHub and skips
 the write. So: the local record makes reruns cheap, the marker on GitHub makes them correct.
 
-Where jobs come from: `load_job_modules` imports `app.recovery`, every `app/handlers/*_jobs.py`
-and the modules named in OUROBOT_EXTRA_JOB_MODULES (comma-separated dotted names, importable
-by the worker and by `ourobot serve`). That setting is how a plugin adds jobs: decorate its
+Where jobs come from: `load_job_modules` imports `app.webhooks.recovery`, every
+`app/handlers/*_jobs.py` and the modules named in OUROBOT_EXTRA_JOB_MODULES (comma-separated
+dotted names, importable by the worker and by `ourobot serve`). That setting is how a plugin
+adds jobs: decorate its
 functions with `@job("plugin.name")` and list its module; each becomes the Celery task
 `ourobot.plugin.name` and runs in embedded mode too. An unimportable module stops the worker
 at start with one line naming it.
@@ -55,10 +56,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from app.errors import ConfigError
 from app.github_client import GitHubClients
 from app.halt import HaltRegistry, halt_cause
-from app.inbox import Inbox
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import effects
+from app.webhooks.inbox import Inbox
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ RESERVED_JOB_NAMES = frozenset({"process_delivery", "sweep"})
 _JOB_NAME = re.compile(r"[a-z][a-z0-9_.-]{0,99}")
 
 # Modules holding ourobot's own jobs; handler packages add `app/handlers/*_jobs.py`.
-BUILTIN_JOB_MODULES = ("app.recovery",)
+BUILTIN_JOB_MODULES = ("app.webhooks.recovery",)
 HANDLER_PACKAGE = "app.handlers"
 HANDLER_JOB_SUFFIX = "_jobs"
 

@@ -26,11 +26,11 @@ from app.github_client import GitHubClients, RetryPolicy
 from app.halt import GLOBAL, HaltRegistry, installation_scope
 from app.handlers.actors import is_automation, login_of
 from app.handlers.identity import bot_login
-from app.inbox import Delivery
 from app.settings import Settings
 from app.slash import Permission, parse_commands
 from app.status_comment import upsert_comment
 from app.store import Store
+from app.webhooks.inbox import Delivery
 
 if TYPE_CHECKING:
     from redis import Redis

@@ -20,8 +20,8 @@ from celery import Celery
 
 from app.errors import ConfigError
 from app.jobs import load_job_modules
-from app.recovery import REDELIVERY_JOB
 from app.settings import Settings
+from app.webhooks.recovery import REDELIVERY_JOB
 from tasks.dispatch import SWEEP_TASK, task_name
 from tasks.job_tasks import register_tasks
 

@@ -33,8 +33,8 @@ from app.jobs import (
     registered_jobs,
     retry_delay,
 )
-from app.recovery import sweep_overdue
 from app.settings import Settings
+from app.webhooks.recovery import sweep_overdue
 from tasks.dispatch import (
     PROCESS_DELIVERIES_TASK,
     PROCESS_DELIVERY_TASK,

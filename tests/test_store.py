@@ -35,13 +35,13 @@ from sqlalchemy import (
 )
 
 from app.errors import ConfigError
-from app.inbox import Inbox
 from app.settings import Settings
 from app.store import MIGRATIONS, Migration, Store, create_store_engine, kv, latest_version
 from app.store.engine import SQLITE_BUSY_TIMEOUT_MS
 from app.store.migrations import current_version, migrate
 from app.store.schema import kv as kv_table
 from app.store.schema import metadata, schema_version
+from app.webhooks.inbox import Inbox
 
 
 @pytest.fixture

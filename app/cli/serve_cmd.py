@@ -20,9 +20,9 @@ from app.settings import Settings, load_settings
 
 # The web stack and the database load only when `serve` runs, not for every `ourobot` command.
 if TYPE_CHECKING:
-    from app.dispatch import Dispatcher
     from app.store import Store
-    from app.webhooks import InlineHook
+    from app.webhooks.dispatch import Dispatcher
+    from app.webhooks.handoff import InlineHook
 
 log = logging.getLogger("app.cli.serve")
 
@@ -41,9 +41,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def serve(args: argparse.Namespace) -> int:
-    from app.inbox import Inbox
-    from app.webhooks import create_receiver_app, server
+    from app.webhooks import server
+    from app.webhooks.inbox import Inbox
     from app.webhooks.inbox_process import InboxProcess
+    from app.webhooks.receiver import create_receiver_app
 
     settings = load_settings()
     require_webhook_secret(settings)
@@ -97,8 +98,8 @@ def build_dispatcher(settings: Settings, store: Store) -> Dispatcher:
     inbox, nothing else to install. Redis mode: rows go to Celery workers (`ourobot worker`).
     """
     if settings.embedded:
-        from app.embedded import EmbeddedRunner
         from app.routing import build_router
+        from app.webhooks.embedded import EmbeddedRunner
 
         runner = EmbeddedRunner(settings, store, build_router)
         runner.start()

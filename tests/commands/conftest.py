@@ -9,11 +9,11 @@ import pytest
 
 from app.github_client import GitHubClients, RetryPolicy
 from app.halt import HaltRegistry
-from app.inbox import Delivery
 from app.jobs import Job, JobContext, load_job_modules, registered_jobs
 from app.routing import Router, build_router
 from app.settings import Settings, load_settings
 from app.store import Store
+from app.webhooks.inbox import Delivery
 from tests.plugins.sandbox import SandboxHandle, SeededRepo, WebhookSink
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.inbox import Inbox
 from app.settings import Settings
 from app.store import Store
+from app.webhooks.inbox import Inbox
 from tests.receiver.deliveries import SECRET
 from tests.receiver.serve_process import ServeProcess, serve_env
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from app.webhooks import sign
+from app.webhooks.signature import sign
 
 SECRET = "receiver-test-secret"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "webhooks"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.dispatch import InboxOnlyDispatcher
-from app.inbox import Delivery
 from app.settings import Settings
 from app.store import Store
-from app.webhooks import InlineHook
+from app.webhooks.dispatch import InboxOnlyDispatcher
+from app.webhooks.handoff import InlineHook
+from app.webhooks.inbox import Delivery
 
 MARKER_DIR = "inline-marks"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
-from app.inbox import Delivery
 from app.webhooks.handoff import DispatchQueue
+from app.webhooks.inbox import Delivery
 
 
 class BatchRecorder:

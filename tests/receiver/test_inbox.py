@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from app import body_encoding
-from app.inbox import DONE, FAILED, PENDING, RUNNING, Delivery, Inbox, InboxRow
 from app.store import Store
 from app.store.schema import webhook_bodies, webhook_inbox
+from app.webhooks import body_encoding
+from app.webhooks.inbox import DONE, FAILED, PENDING, RUNNING, Delivery, Inbox, InboxRow
 
 
 def _delivery(

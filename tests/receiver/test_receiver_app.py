@@ -20,13 +20,14 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.dispatch import RecordingDispatcher
 from app.errors import ConfigError
-from app.inbox import Delivery, Inbox
 from app.settings import Settings
 from app.store import Store, latest_version
-from app.webhooks import HEALTH_PATH, WEBHOOK_PATH, create_receiver_app, sign
+from app.webhooks.dispatch import RecordingDispatcher
+from app.webhooks.inbox import Delivery, Inbox
+from app.webhooks.receiver import HEALTH_PATH, WEBHOOK_PATH, create_receiver_app
 from app.webhooks.recorder import BatchingRecorder
+from app.webhooks.signature import sign
 from tests.receiver.deliveries import SECRET, fixture_body, fresh_delivery_id, signed_headers
 
 

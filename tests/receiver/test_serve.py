@@ -20,11 +20,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.body_encoding import decode
 from app.settings import Settings
 from app.store import Store, latest_version
 from app.store.schema import webhook_bodies, webhook_inbox
-from app.webhooks import WEBHOOK_PATH, sign
+from app.webhooks.body_encoding import decode
+from app.webhooks.receiver import WEBHOOK_PATH
+from app.webhooks.signature import sign
 from tests.receiver.deliveries import (
     EXAMPLES,
     SECRET,

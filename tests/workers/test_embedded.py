@@ -1,4 +1,4 @@
-"""app.embedded: the in-process runner processes the durable inbox without Redis."""
+"""app.webhooks.embedded: the in-process runner processes the durable inbox without Redis."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select
 
-from app.embedded import EmbeddedRunner
-from app.inbox import DONE, Delivery, Inbox
 from app.jobs import Job
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import halts, webhook_inbox
+from app.webhooks.embedded import EmbeddedRunner
+from app.webhooks.inbox import DONE, Delivery, Inbox
 from tests.workers.fake_github import Answer, FakeGitHub
 from tests.workers.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
 from tests.workers.processes import wait_for
@@ -154,7 +154,7 @@ def test_a_halted_installation_runs_nothing(
 def test_an_unknown_job_fails_the_row_visibly(
     runner: EmbeddedRunner, store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="app.embedded")
+    caplog.set_level(logging.ERROR, logger="app.webhooks.embedded")
     row_id = deliver(store, "g6", ("tests.no_such_job", {}))
     runner.submit(row_id)
     wait_for(lambda: "no job named 'tests.no_such_job'" in caplog.text, 10, "the failure log")
@@ -321,8 +321,8 @@ def test_a_steady_stream_does_not_defer_processing_past_the_maximum(
 ) -> None:
     # No sweep during the stream: a due timer also ends a batch, and would hide the maximum.
     settings = embedded_settings(tmp_path, sweep_interval_s=60, sweep_after_s=60)
-    monkeypatch.setattr("app.embedded.ROW_QUIET_S", 0.2)  # no gap in the stream is a pause
-    monkeypatch.setattr("app.embedded.ROW_MAX_DEFER_S", 0.1)
+    monkeypatch.setattr("app.webhooks.embedded.ROW_QUIET_S", 0.2)  # no gap in the stream is a pause
+    monkeypatch.setattr("app.webhooks.embedded.ROW_MAX_DEFER_S", 0.1)
     rows = [deliver(store, f"stream-{n}") for n in range(80)]
     runner = EmbeddedRunner(settings, store, lambda _: PayloadRouter())
     runner.start()

@@ -14,7 +14,6 @@ from githubkit.exception import RateLimitExceeded, RequestFailed
 from sqlalchemy import select
 
 from app.errors import ConfigError
-from app.inbox import DONE, FAILED, PENDING, Delivery, Inbox
 from app.jobs import (
     BACKOFF_BASE_S,
     MAX_DELIVERY_ATTEMPTS,
@@ -34,6 +33,7 @@ from app.jobs import (
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import webhook_inbox
+from app.webhooks.inbox import DONE, FAILED, PENDING, Delivery, Inbox
 from tests.workers.fake_github import Answer, FakeGitHub
 from tests.workers.processes import RedisServer
 
@@ -69,7 +69,7 @@ def test_job_registry_refuses_a_second_function_and_reserved_names() -> None:
 def test_load_job_modules_imports_plugins_and_names_a_broken_one(tmp_path: Any) -> None:
     settings = Settings(data_dir=tmp_path, extra_job_modules=("tests.workers.jobs_for_tests",))
     loaded = load_job_modules(settings)
-    assert "app.recovery" in loaded and "tests.workers.jobs_for_tests" in loaded
+    assert "app.webhooks.recovery" in loaded and "tests.workers.jobs_for_tests" in loaded
     assert {"tests.post_once", "redeliver_failed_webhooks"} <= set(registered_jobs())
 
     broken = Settings(data_dir=tmp_path, extra_job_modules=("tests.workers.no_such_module",))

@@ -1,4 +1,4 @@
-"""app.recovery: the inbox sweeper and the redelivery of failed webhook deliveries."""
+"""app.webhooks.recovery: the inbox sweeper and the redelivery of failed webhook deliveries."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import insert
 
-from app.inbox import Delivery, Inbox
 from app.jobs import JobContext, effect_done
-from app.recovery import MAX_REDELIVERIES, redeliver_failed, sweep_overdue
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import halts
+from app.webhooks.inbox import Delivery, Inbox
+from app.webhooks.recovery import MAX_REDELIVERIES, redeliver_failed, sweep_overdue
 from tests.plugins.sandbox import SandboxHandle, WebhookSink
 from tests.workers.fake_github import Answer, FakeGitHub
 

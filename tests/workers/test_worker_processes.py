@@ -21,11 +21,11 @@ from celery import Celery
 from sqlalchemy import func, select
 
 from app.halt import HaltRegistry, installation_scope
-from app.inbox import DONE, Delivery, Inbox
 from app.jobs import Job, JobContext, effect_done
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import webhook_inbox
+from app.webhooks.inbox import DONE, Delivery, Inbox
 from tasks import CeleryDispatcher, create_celery
 from tasks.dispatch import send_job
 from tests.workers.fake_github import Answer, FakeGitHub

@@ -4,8 +4,8 @@
 inbox when it is called, and the sweeper re-submits rows that stay unfinished. So a dispatcher
 must not raise on a broker outage (log it and return); the receiver still answers 202.
 
-Implementations: the Celery dispatcher in `tasks/` (Redis mode) and `app.embedded` (embedded
-mode) by the workers; `InboxOnlyDispatcher` and `RecordingDispatcher` below.
+Implementations: the Celery dispatcher in `tasks/` (Redis mode) and `app.webhooks.embedded`
+(embedded mode) by the workers; `InboxOnlyDispatcher` and `RecordingDispatcher` below.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from app.inbox import Delivery
+    from app.webhooks.inbox import Delivery
 
 
 class Dispatcher(Protocol):

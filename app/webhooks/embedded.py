@@ -27,7 +27,6 @@ from typing import Any
 
 from app.errors import ConfigError
 from app.halt import Halted, check_halt, halt_cause
-from app.inbox import Delivery, Inbox, InboxRow
 from app.jobs import (
     DELIVERY_LEASE_S,
     MAX_DELIVERY_ATTEMPTS,
@@ -39,9 +38,10 @@ from app.jobs import (
     registered_jobs,
     retry_delay,
 )
-from app.recovery import redeliver_failed, sweep_overdue
 from app.settings import Settings
 from app.store import Store
+from app.webhooks.inbox import Delivery, Inbox, InboxRow
+from app.webhooks.recovery import redeliver_failed, sweep_overdue
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class EmbeddedRunner:
     in progress and drops the queue (the rows stay in the inbox for the next sweep).
     """
 
-    # `submit` only pushes onto the in-memory queue (`app.dispatch.InMemoryDispatcher`).
+    # `submit` only pushes onto the in-memory queue (`app.webhooks.dispatch.InMemoryDispatcher`).
     in_memory = True
 
     def __init__(
@@ -163,7 +163,7 @@ class EmbeddedRunner:
             self._thread = None
 
     def close(self) -> None:
-        """`app.dispatch.Closable`: `ourobot serve` calls this on shutdown."""
+        """`app.webhooks.dispatch.Closable`: `ourobot serve` calls this on shutdown."""
         self.stop()
 
     # ---- the thread -------------------------------------------------------------------------

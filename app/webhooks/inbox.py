@@ -24,9 +24,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import ReturningInsert
 
-from app import body_encoding, json_body
 from app.store import Store
 from app.store.schema import webhook_bodies, webhook_inbox
+from app.webhooks import body_encoding, json_body
 
 PENDING = "pending"
 RUNNING = "running"

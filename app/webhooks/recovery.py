@@ -27,10 +27,10 @@ from githubkit_schemas.latest.models import HookDeliveryItem
 from sqlalchemy import select
 
 from app.halt import Halted, check_halt
-from app.inbox import Inbox
 from app.jobs import JobContext, job, once
 from app.store import Store
 from app.store.schema import webhook_inbox
+from app.webhooks.inbox import Inbox
 
 logger = logging.getLogger(__name__)
 
