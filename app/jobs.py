@@ -53,9 +53,9 @@ from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from app.controls.halt import HaltRegistry, halt_cause
 from app.errors import ConfigError
 from app.github_client import GitHubClients
-from app.halt import HaltRegistry, halt_cause
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import effects

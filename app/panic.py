@@ -2,9 +2,9 @@
 
 A stop cannot wait behind the work it is meant to stop, so the receiver calls this for every
 verified delivery before dispatching it. The halt is recorded durably before the webhook is
-acknowledged; from then on every task's next side effect is refused (`app.halt`). The reply to
-the commenter is posted from a background thread so the acknowledgement stays fast, with a
-client that is not subject to the halt (it is the halt's own acknowledgement).
+acknowledged; from then on every task's next side effect is refused (`app.controls.halt`). The
+reply to the commenter is posted from a background thread so the acknowledgement stays fast,
+with a client that is not subject to the halt (it is the halt's own acknowledgement).
 
 Who may: an `OUROBOT_OPERATORS` login (global halt) or a repository admin (this installation),
 by the permission GitHub reports. A lookup that fails refuses the command (fail closed) and
@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.authz import permission_of
+from app.controls.halt import GLOBAL, HaltRegistry, installation_scope
 from app.github_client import GitHubClients, RetryPolicy
-from app.halt import GLOBAL, HaltRegistry, installation_scope
 from app.handlers.actors import is_automation, login_of
 from app.handlers.identity import bot_login
 from app.settings import Settings

@@ -5,7 +5,7 @@ router) is created on first use inside the worker process, after the prefork poo
 connections and GitHub tokens belong to the process that uses them.
 
 What a job's failure leads to:
-- `app.halt.Halted`: stop, no retry (the task succeeds as "halted");
+- `app.controls.halt.Halted`: stop, no retry (the task succeeds as "halted");
 - GitHub rate limit: retry after its `retry_after` (what `retry-after` / `x-ratelimit-reset` say);
 - GitHub 5xx, timeouts, lost connections, a busy effect lease: retry with backoff and jitter;
 - anything else, or too many retries: the task fails and the worker logs it.
@@ -21,8 +21,8 @@ from typing import Any
 
 from celery import Celery, Task
 
+from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
-from app.halt import Halted, check_halt, halt_cause
 from app.jobs import (
     MAX_JOB_RETRIES,
     JobContext,

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from app.controls.halt import HaltRegistry
 from app.errors import UserError
 from app.github_client import GitHubClients
-from app.halt import HaltRegistry
 from app.handlers.commands import INLINE_VERBS
 from app.handlers.identity import bot_login
 from app.jobs import JobContext, load_job_modules, registered_jobs

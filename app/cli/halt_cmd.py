@@ -11,8 +11,8 @@ import json
 import sys
 from typing import Any
 
+from app.controls.halt import GLOBAL, Halt, HaltRegistry, installation_scope
 from app.errors import UserError
-from app.halt import GLOBAL, Halt, HaltRegistry, installation_scope
 from app.settings import load_settings
 from app.store import Store
 

@@ -7,7 +7,7 @@ reply carries a hidden marker on GitHub, so a rerun after a crash edits instead 
 from __future__ import annotations
 
 from app.authz import PermissionCache, permission_of
-from app.halt import check_halt
+from app.controls.halt import check_halt
 from app.handlers import replies
 from app.handlers.identity import bot_login
 from app.handlers.review_jobs import review_reply

@@ -30,11 +30,11 @@ from githubkit_schemas.latest.types import (
     ReposOwnerRepoCheckRunsCheckRunIdPatchBodyPropOutputPropAnnotationsItemsType as AnnotationType,
 )
 
+from app.controls.halt import check_halt
 from app.errors import ConfigError, UserError
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.repo import GitFailed
 from app.guards.result import markdown_cell
-from app.halt import check_halt
 from app.handlers.identity import bot_login
 from app.jobs import JobContext, job, once
 from app.repo_config import RepoConfig

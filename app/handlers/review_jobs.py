@@ -22,7 +22,7 @@ The new head's own `synchronize` event starts its own run. A job that starts aft
 already replaced does nothing.
 
 Spend: every call is admitted by the spend caps first and recorded in the ledger after
-(`app.spend_caps`); a refused call makes the check fail with "budget exhausted".
+(`app.controls.spend_caps`); a refused call makes the check fail with "budget exhausted".
 """
 
 from __future__ import annotations
@@ -36,8 +36,11 @@ from typing import Any, Literal
 
 from githubkit import GitHub
 
+from app.controls.halt import check_halt
+from app.controls.ledger import Ledger, Outcome, Subject
+from app.controls.pricing import PriceTable, usd
+from app.controls.spend_caps import Caps, SpendMeter
 from app.errors import UserError
-from app.halt import check_halt
 from app.handlers import review_github as gh
 from app.handlers.identity import bot_login
 from app.handlers.review_inputs import (
@@ -61,10 +64,7 @@ from app.handlers.review_publish import (
     unreviewable,
 )
 from app.jobs import JobContext, job, once
-from app.ledger import Ledger, Outcome, Subject
-from app.pricing import PriceTable, usd
 from app.repo_config import RepoConfig
-from app.spend_caps import Caps, SpendMeter
 from app.workspace.mirror import MirrorError
 from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for
 from reviewers.repo_map import build_scope_prompt

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.ledger import Execution, ReviewAxis
+from app.controls.ledger import Execution, ReviewAxis
 from app.store import Store
 from app.store.schema import review_results
 from reviewers.diff import FileDiff

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
-from app.halt import Halted, check_halt, halt_cause
 from app.jobs import (
     DELIVERY_LEASE_S,
     MAX_DELIVERY_ATTEMPTS,

@@ -26,7 +26,7 @@ from githubkit import AppAuthStrategy, GitHub
 from githubkit_schemas.latest.models import HookDeliveryItem
 from sqlalchemy import select
 
-from app.halt import Halted, check_halt
+from app.controls.halt import Halted, check_halt
 from app.jobs import JobContext, job, once
 from app.store import Store
 from app.store.schema import webhook_inbox

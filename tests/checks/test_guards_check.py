@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import delete
 
-from app.halt import Halted, installation_scope
+from app.controls.halt import Halted, installation_scope
 from app.store.schema import effects
 from tests.checks.conftest import BIG_FILE, CONFIG_PATH, GuardsWorld, WorldFactory, big_text
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from app.controls.halt import HaltRegistry
 from app.github_client import GitHubClients, RetryPolicy
-from app.halt import HaltRegistry
 from app.jobs import Job, JobContext, load_job_modules, registered_jobs
 from app.routing import Router, build_router
 from app.settings import Settings, load_settings

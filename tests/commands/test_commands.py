@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.halt import Halted, HaltRegistry, installation_scope
+from app.controls.halt import Halted, HaltRegistry, installation_scope
 from app.jobs import Job
 from app.routing import Router
 

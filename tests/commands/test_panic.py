@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.halt import GLOBAL, Halted, HaltRegistry, halt_cause, installation_scope
+from app.controls.halt import GLOBAL, Halted, HaltRegistry, halt_cause, installation_scope
 from app.panic import PanicHandler, parse_request
 
 pytestmark = pytest.mark.slow

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from app.controls.halt import HaltRegistry
+from app.controls.ledger import Ledger
 from app.github_client import GitHubClients, RetryPolicy
-from app.halt import HaltRegistry
 from app.handlers import review_triggers
 from app.jobs import Job, JobContext, load_job_modules, registered_jobs
-from app.ledger import Ledger
 from app.routing import Router
 from app.settings import Settings, load_settings
 from app.store import Store

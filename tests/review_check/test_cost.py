@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
+from app.controls.ledger import Ledger, ModelCall, Outcome, Subject
+from app.controls.pricing import DEFAULT_PRICES, UNKNOWN_MODEL_PRICE, PriceTable, TokenPrices, usd
+from app.controls.spend_caps import Caps, SpendMeter
 from app.errors import ConfigError
-from app.ledger import Ledger, ModelCall, Outcome, Subject
-from app.pricing import DEFAULT_PRICES, UNKNOWN_MODEL_PRICE, PriceTable, TokenPrices, usd
 from app.repo_config import load_repo_config
 from app.settings import load_settings
-from app.spend_caps import Caps, SpendMeter
 from reviewers.fake_servers import FakeUsage, Text
 from reviewers.model_client import Completion, Message, ModelError, Usage
 from reviewers.providers import ProviderCredentials, build_client

@@ -363,7 +363,7 @@ def _wait_for(condition, timeout_s: float = 20.0) -> None:
 
 
 def test_a_halt_stops_the_review_before_anything_is_posted_or_asked(rw):
-    from app.halt import Halted, HaltRegistry, installation_scope
+    from app.controls.halt import Halted, HaltRegistry, installation_scope
 
     number, head, payload = rw.open_pull({OPS: NEW_OPS})
     HaltRegistry(rw.store).set(

@@ -20,7 +20,7 @@ import pytest
 from celery import Celery
 from sqlalchemy import func, select
 
-from app.halt import HaltRegistry, installation_scope
+from app.controls.halt import HaltRegistry, installation_scope
 from app.jobs import Job, JobContext, effect_done
 from app.settings import Settings
 from app.store import Store

@@ -21,8 +21,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.ledger import CallOutcome, Ledger, ModelCall, Subject
-from app.pricing import PriceTable, usd
+from app.controls.ledger import CallOutcome, Ledger, ModelCall, Subject
+from app.controls.pricing import PriceTable, usd
 from app.repo_config import RepoConfig
 from app.settings import Settings
 from reviewers.model_client import Completion, Message, ModelClient, ModelError, Usage

@@ -24,7 +24,7 @@ from typing import Any, Literal, get_args
 
 from sqlalchemy import func, insert, select
 
-from app.pricing import Price
+from app.controls.pricing import Price
 from app.store import Store
 from app.store.schema import ARTIFACTS, CALL_OUTCOMES, EXECUTIONS, OBJECTIVES, REVIEWS
 from app.store.schema import ledger as ledger_table
