@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.slash import VERBS, Permission, SlashCommand, may_run, parse_commands
+from app.commands.slash import VERBS, Permission, SlashCommand, may_run, parse_commands
 
 
 def verbs(body: str) -> list[str]:

@@ -112,7 +112,7 @@ def build_dispatcher(settings: Settings, store: Store) -> Dispatcher:
 
 def build_inline_hook(settings: Settings, store: Store) -> InlineHook | None:
     """What runs inline before dispatch: `/ourobot panic` and `/ourobot resume`."""
-    from app.panic import PanicHandler
+    from app.commands.panic import PanicHandler
 
     redis_client = None
     if settings.redis_url:

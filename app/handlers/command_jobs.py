@@ -6,14 +6,14 @@ reply carries a hidden marker on GitHub, so a rerun after a crash edits instead 
 
 from __future__ import annotations
 
-from app.authz import PermissionCache, permission_of
+from app.commands import replies
+from app.commands.authz import PermissionCache, permission_of
+from app.commands.slash import Permission, SlashCommand, may_run
+from app.commands.status_comment import upsert_comment
 from app.controls.halt import check_halt
-from app.handlers import replies
 from app.handlers.identity import bot_login
 from app.handlers.review_jobs import review_reply
 from app.jobs import JobContext, job, once
-from app.slash import Permission, SlashCommand, may_run
-from app.status_comment import upsert_comment
 
 _permissions = PermissionCache()
 

@@ -14,8 +14,8 @@ from typing import Any, Literal, cast
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
+from app.commands.status_comment import marker
 from app.handlers.review_publish import CHECK_NAME, Publication
-from app.status_comment import marker
 
 log = logging.getLogger(__name__)
 

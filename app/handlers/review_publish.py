@@ -87,7 +87,7 @@ class Publication:
 
     @property
     def marker_key(self) -> str:
-        """The hidden marker's key in the PR review (see `app.status_comment.marker`)."""
+        """The hidden marker's key in the PR review (see `app.commands.status_comment.marker`)."""
         return "review." + hashlib.sha256(self.run_key.encode()).hexdigest()[:20]
 
     def to_json(self) -> str:

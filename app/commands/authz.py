@@ -14,7 +14,7 @@ from typing import Any
 from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
-from app.slash import Permission
+from app.commands.slash import Permission
 
 DEFAULT_TTL_S = 60.0
 CacheKey = tuple[int | None, str, str]  # (installation, repo, login), lower-cased

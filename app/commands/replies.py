@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.slash import VERB_PERMISSIONS, Permission, SlashCommand
+from app.commands.slash import VERB_PERMISSIONS, Permission, SlashCommand
 
 # Verbs whose loops have landed; every other verb answers "not available yet", never silence.
 AVAILABLE_VERBS = frozenset({"help", "status", "review"})

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from app.authz import permission_of
+from app.commands.authz import permission_of
+from app.commands.slash import Permission, parse_commands
+from app.commands.status_comment import upsert_comment
 from app.controls.halt import GLOBAL, HaltRegistry, installation_scope
 from app.github_client import GitHubClients, RetryPolicy
 from app.handlers.actors import is_automation, login_of
 from app.handlers.identity import bot_login
 from app.settings import Settings
-from app.slash import Permission, parse_commands
-from app.status_comment import upsert_comment
 from app.store import Store
 from app.webhooks.inbox import Delivery
 
