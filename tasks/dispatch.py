@@ -11,7 +11,7 @@ from typing import Any
 
 from celery import Celery
 
-from app.jobs import Job, registered_jobs
+from app.jobs.registry import Job, registered_jobs
 
 logger = logging.getLogger(__name__)
 

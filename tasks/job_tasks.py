@@ -23,17 +23,10 @@ from celery import Celery, Task
 
 from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
-from app.jobs import (
-    MAX_JOB_RETRIES,
-    JobContext,
-    JobFunc,
-    JobValue,
-    RouterLike,
-    process_delivery,
-    registered_jobs,
-    retry_delay,
-)
+from app.jobs.context import MAX_JOB_RETRIES, JobContext, retry_delay
+from app.jobs.registry import JobFunc, JobValue, registered_jobs
 from app.settings import Settings
+from app.webhooks.processing import RouterLike, process_delivery
 from app.webhooks.recovery import sweep_overdue
 from tasks.dispatch import (
     PROCESS_DELIVERIES_TASK,
@@ -84,7 +77,7 @@ class WorkerState:
 
 
 def _default_router_factory(settings: Settings) -> RouterLike:
-    from app.routing import build_router  # routing imports the handlers; only workers need it
+    from app.handlers.routes import build_router  # the handlers: only workers need them
 
     router: RouterLike = build_router(settings)
     return router

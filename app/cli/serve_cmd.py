@@ -98,7 +98,7 @@ def build_dispatcher(settings: Settings, store: Store) -> Dispatcher:
     inbox, nothing else to install. Redis mode: rows go to Celery workers (`ourobot worker`).
     """
     if settings.embedded:
-        from app.routing import build_router
+        from app.handlers.routes import build_router
         from app.webhooks.embedded import EmbeddedRunner
 
         runner = EmbeddedRunner(settings, store, build_router)

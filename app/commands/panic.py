@@ -25,9 +25,8 @@ from app.commands.authz import permission_of
 from app.commands.slash import Permission, parse_commands
 from app.commands.status_comment import upsert_comment
 from app.controls.halt import GLOBAL, HaltRegistry, installation_scope
-from app.github_client import GitHubClients, RetryPolicy
+from app.github_client import GitHubClients, RetryPolicy, bot_login
 from app.handlers.actors import is_automation, login_of
-from app.handlers.identity import bot_login
 from app.settings import Settings
 from app.store import Store
 from app.webhooks.inbox import Delivery

@@ -11,8 +11,8 @@ from functools import partial
 
 from app.commands.slash import parse_commands
 from app.handlers.actors import is_automation, login_of
-from app.jobs import Job
-from app.routing import Event, Router
+from app.handlers.router import Event, Router
+from app.jobs.registry import Job
 from app.settings import Settings
 
 INLINE_VERBS = frozenset({"panic", "resume"})

@@ -14,8 +14,8 @@ from functools import partial
 from typing import Any
 
 from app.handlers.actors import login_of
-from app.jobs import Job
-from app.routing import Event, Router
+from app.handlers.router import Event, Router
+from app.jobs.registry import Job
 from app.settings import Settings
 
 GUARDS_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")

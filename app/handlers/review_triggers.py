@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from functools import partial
 
-from app.jobs import Job
-from app.routing import Event, Router
+from app.handlers.router import Event, Router
+from app.jobs.registry import Job
 from app.settings import Settings
 
 ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from functools import partial
 
 from app.handlers.actors import is_automation, login_of
-from app.jobs import Job
-from app.routing import Event, Router
+from app.handlers.router import Event, Router
+from app.jobs.registry import Job
 from app.settings import Settings
 
 TICKET_LABEL = "ourobot:ticket"

@@ -27,20 +27,17 @@ from typing import Any
 
 from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
-from app.jobs import (
-    DELIVERY_LEASE_S,
-    MAX_DELIVERY_ATTEMPTS,
-    Job,
-    JobContext,
-    RouterLike,
-    load_job_modules,
-    process_delivery,
-    registered_jobs,
-    retry_delay,
-)
+from app.jobs.context import JobContext, retry_delay
+from app.jobs.registry import Job, load_job_modules, registered_jobs
 from app.settings import Settings
 from app.store import Store
 from app.webhooks.inbox import Delivery, Inbox, InboxRow
+from app.webhooks.processing import (
+    DELIVERY_LEASE_S,
+    MAX_DELIVERY_ATTEMPTS,
+    RouterLike,
+    process_delivery,
+)
 from app.webhooks.recovery import redeliver_failed, sweep_overdue
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,8 @@ from githubkit_schemas.latest.models import HookDeliveryItem
 from sqlalchemy import select
 
 from app.controls.halt import Halted, check_halt
-from app.jobs import JobContext, job, once
+from app.jobs.context import JobContext, once
+from app.jobs.registry import job
 from app.store import Store
 from app.store.schema import webhook_inbox
 from app.webhooks.inbox import Inbox

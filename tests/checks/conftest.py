@@ -16,8 +16,10 @@ import pytest
 
 from app.controls.halt import HaltRegistry
 from app.github_client import GitHubClients, RetryPolicy
-from app.jobs import Job, JobContext, load_job_modules, registered_jobs
-from app.routing import Router, build_router
+from app.handlers.router import Router
+from app.handlers.routes import build_router
+from app.jobs.context import JobContext
+from app.jobs.registry import Job, load_job_modules, registered_jobs
 from app.settings import Settings, load_settings
 from app.store import Store
 from tests.plugins.sandbox import SEED_FILES, SandboxHandle, SeededRepo, WebhookSink

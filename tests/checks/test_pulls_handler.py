@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from app.handlers.guards_jobs import PullHead, in_scope
+from app.handlers.routes import build_router
+from app.jobs.guards_check import PullHead, in_scope
 from app.repo_config import load_repo_config
-from app.routing import build_router
 from app.settings import load_settings
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "github-webhook-examples"

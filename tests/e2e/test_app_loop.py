@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import Job
+from app.jobs.registry import Job
 from app.settings import load_settings
 from tasks.celery_app import create_celery
 from tasks.dispatch import send_job

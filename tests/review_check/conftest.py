@@ -19,8 +19,9 @@ from app.controls.halt import HaltRegistry
 from app.controls.ledger import Ledger
 from app.github_client import GitHubClients, RetryPolicy
 from app.handlers import review_triggers
-from app.jobs import Job, JobContext, load_job_modules, registered_jobs
-from app.routing import Router
+from app.handlers.router import Router
+from app.jobs.context import JobContext
+from app.jobs.registry import Job, load_job_modules, registered_jobs
 from app.settings import Settings, load_settings
 from app.store import Store
 from reviewers.fake_servers import FakeModels, Text

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.handlers.review_publish import (
+from app.handlers.review_triggers import on_pull_request
+from app.handlers.router import Event
+from app.jobs.review_publish import (
     Publication,
     build_publication,
     execution_of,
@@ -13,8 +15,6 @@ from app.handlers.review_publish import (
     save_publication,
     unreviewable,
 )
-from app.handlers.review_triggers import on_pull_request
-from app.routing import Event
 from app.settings import load_settings
 from reviewers.context import Omission
 from reviewers.diff import ChangedFile, FileDiff, Hunk
@@ -223,7 +223,7 @@ def test_a_draft_becoming_ready_is_reviewed():
 
 
 def test_the_production_router_sends_pull_requests_to_the_review():
-    from app.routing import build_router
+    from app.handlers.routes import build_router
 
     router = build_router(load_settings(env={}))
 
@@ -236,8 +236,8 @@ def test_the_production_router_sends_pull_requests_to_the_review():
 
 
 def test_a_failed_fetch_is_retried_by_the_task_layer():
-    from app.handlers.review_jobs import FetchFailed
-    from app.jobs import retry_delay
+    from app.jobs.context import retry_delay
+    from app.jobs.review_check import FetchFailed
 
     delay = retry_delay(FetchFailed("cannot fetch octo/demo: git fetch failed (128)"), 0)
     assert delay is not None and delay > 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.routing import build_router
+from app.handlers.routes import build_router
 from reviewers.fake_servers import Text
 from tests.review_check.conftest import APPROVE, DIVIDE, A, B
 

@@ -1,6 +1,6 @@
 """Jobs that exist only in tests, loaded into real workers through OUROBOT_EXTRA_JOB_MODULES.
 
-They follow the documented run-once pattern (`app.jobs` module doc): a keyed effect recorded
+They follow the documented run-once pattern (`app.jobs.context` module doc): a keyed effect recorded
 with `once`, and a check-then-act on a marker where "GitHub" can see it. Here "GitHub" is a
 file in the data directory, `github-effects.log`; every start of a job is appended to
 `job-starts.log` with the process id, so tests can see reruns and kill the right process.
@@ -15,7 +15,8 @@ from pathlib import Path
 
 from githubkit import GitHub, TokenAuthStrategy
 
-from app.jobs import JobContext, job, once
+from app.jobs.context import JobContext, once
+from app.jobs.registry import job
 
 GITHUB_LOG = "github-effects.log"
 STARTS_LOG = "job-starts.log"

@@ -10,7 +10,7 @@ import pytest
 
 from app.cli import OneLineParser, worker_cmd
 from app.errors import ConfigError, UserError
-from app.jobs import Job
+from app.jobs.registry import Job
 from app.settings import Settings
 from tasks import PROCESS_DELIVERY_TASK, SWEEP_TASK, CeleryDispatcher, create_celery
 from tasks.dispatch import UnknownJob, send_job

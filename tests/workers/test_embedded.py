@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select
 
-from app.jobs import Job
+from app.jobs.registry import Job
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import halts, webhook_inbox
@@ -25,7 +25,7 @@ from tests.workers.processes import wait_for
 
 
 class PayloadRouter:
-    """Stands in for app.routing: a delivery's payload names the jobs to run."""
+    """Stands in for app.handlers.routes: a delivery's payload names the jobs to run."""
 
     def route(
         self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str

@@ -1,4 +1,5 @@
-"""app.jobs: plain-value jobs, the registry, keyed effects, retry decisions, process_delivery."""
+"""app.jobs.registry and .context: plain-value jobs, the registry, keyed effects, retries;
+app.webhooks.processing: process_delivery."""
 
 from __future__ import annotations
 
@@ -14,26 +15,22 @@ from githubkit.exception import RateLimitExceeded, RequestFailed
 from sqlalchemy import select
 
 from app.errors import ConfigError
-from app.jobs import (
+from app.jobs.context import (
     BACKOFF_BASE_S,
-    MAX_DELIVERY_ATTEMPTS,
     MAX_JOB_RETRIES,
     EffectBusy,
-    Job,
     JobContext,
     effect_done,
-    job,
-    load_job_modules,
     once,
-    process_delivery,
     record_effect,
-    registered_jobs,
     retry_delay,
 )
+from app.jobs.registry import Job, job, load_job_modules, registered_jobs
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import webhook_inbox
 from app.webhooks.inbox import DONE, FAILED, PENDING, Delivery, Inbox
+from app.webhooks.processing import MAX_DELIVERY_ATTEMPTS, process_delivery
 from tests.workers.fake_github import Answer, FakeGitHub
 from tests.workers.processes import RedisServer
 
@@ -197,7 +194,7 @@ def test_primary_rate_limit_waits_until_the_reset(fake_github: FakeGitHub) -> No
 
 
 class ScriptedRouter:
-    """Stands in for app.routing.Router: answers from a table, or raises."""
+    """Stands in for app.handlers.router.Router: answers from a table, or raises."""
 
     def __init__(self, jobs: list[Job] | None = None, error: Exception | None = None) -> None:
         self.jobs = jobs or []

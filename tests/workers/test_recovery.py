@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import insert
 
-from app.jobs import JobContext, effect_done
+from app.jobs.context import JobContext, effect_done
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import halts

@@ -21,7 +21,8 @@ from celery import Celery
 from sqlalchemy import func, select
 
 from app.controls.halt import HaltRegistry, installation_scope
-from app.jobs import Job, JobContext, effect_done
+from app.jobs.context import JobContext, effect_done
+from app.jobs.registry import Job
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import webhook_inbox

@@ -41,9 +41,11 @@ from app.controls.ledger import Ledger, Outcome, Subject
 from app.controls.pricing import PriceTable, usd
 from app.controls.spend_caps import Caps, SpendMeter
 from app.errors import UserError
-from app.handlers import review_github as gh
-from app.handlers.identity import bot_login
-from app.handlers.review_inputs import (
+from app.github_client import bot_login
+from app.jobs import review_github as gh
+from app.jobs.context import JobContext, once
+from app.jobs.registry import job
+from app.jobs.review_inputs import (
     Fetched,
     PullInfo,
     build_prompt,
@@ -55,7 +57,7 @@ from app.handlers.review_inputs import (
     ticket_for,
     worker_secrets,
 )
-from app.handlers.review_publish import (
+from app.jobs.review_publish import (
     Publication,
     build_publication,
     latest_result,
@@ -63,7 +65,6 @@ from app.handlers.review_publish import (
     save_publication,
     unreviewable,
 )
-from app.jobs import JobContext, job, once
 from app.repo_config import RepoConfig
 from app.workspace.mirror import MirrorError
 from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for

@@ -1,5 +1,8 @@
 """The router: (event, action) -> the handlers that care, each one concern, each isolated.
 
+The routing table itself (which handler listens to what) is `app.handlers.routes`; this module
+imports no handler, so a handler can import `Event` and `Router` without an import circle.
+
 A handler looks at one verified webhook payload and answers with `Job`s: plain values naming
 work to run later. It decides nothing irreversible and calls nothing remote. A handler that
 raises is logged and skipped; the others still run, so one bug cannot swallow an event.
@@ -13,8 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.jobs import Job
-from app.settings import Settings
+from app.jobs.registry import Job
 
 log = logging.getLogger(__name__)
 
@@ -78,15 +80,3 @@ class Router:
                     delivery_id,
                 )
         return jobs
-
-
-def build_router(settings: Settings) -> Router:
-    """The production routing table. Each module registers its own small handlers."""
-    from app.handlers import commands, pulls, review_triggers, tickets
-
-    router = Router()
-    commands.register(router, settings)
-    tickets.register(router, settings)
-    pulls.register(router, settings)
-    review_triggers.register(router, settings)
-    return router

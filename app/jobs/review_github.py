@@ -15,7 +15,7 @@ from githubkit import GitHub
 from githubkit.exception import RequestFailed
 
 from app.commands.status_comment import marker
-from app.handlers.review_publish import CHECK_NAME, Publication
+from app.jobs.review_publish import CHECK_NAME, Publication
 
 log = logging.getLogger(__name__)
 

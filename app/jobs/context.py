@@ -1,13 +1,10 @@
-"""Jobs: the unit of background work, its registry, its context, and the processing step.
+"""What every job gets (`JobContext`), how its side effects happen once, and when it is retried.
 
-A handler decides and asks for work as a `Job`: a registered name and plain JSON values. A job
-function does the work, `func(ctx, **job.kwargs)`, with a `JobContext` built once per worker
-process (or per embedded runner). The same functions run under Celery (`tasks/`) and in
-embedded mode (`app.webhooks.embedded`); nothing here imports Celery.
-
-Running a job twice must have the effect of running it once: Celery delivers at least once
-(`acks_late`), a killed worker's task runs again, the sweeper re-submits overdue deliveries, and
-GitHub redelivers events. The pattern for a side effect, e.g. posting a comment:
+A job function does the work, `func(ctx, **job.kwargs)`, with a `JobContext` built once per
+worker process (or per embedded runner). Running a job twice must have the effect of running
+it once: Celery delivers at least once (`acks_late`), a killed worker's task runs again, the
+sweeper re-submits overdue deliveries, and GitHub redelivers events. The pattern for a side
+effect, e.g. posting a comment:
 
     def post_welcome(ctx: JobContext, *, installation_id: int, repo: str, number: int) -> None:
         key = f"welcome:{repo}#{number}"
@@ -22,30 +19,17 @@ GitHub redelivers events. The pattern for a side effect, e.g. posting a comment:
 it runs, so two copies of the job never act at the same time. A crash after the GitHub write
 but before the record leaves no row; the rerun then finds the hidden marker on GitHub and skips
 the write. So: the local record makes reruns cheap, the marker on GitHub makes them correct.
-
-Where jobs come from: `load_job_modules` imports `app.webhooks.recovery`, every
-`app/handlers/*_jobs.py` and the modules named in OUROBOT_EXTRA_JOB_MODULES (comma-separated
-dotted names, importable by the worker and by `ourobot serve`). That setting is how a plugin
-adds jobs: decorate its
-functions with `@job("plugin.name")` and list its module; each becomes the Celery task
-`ourobot.plugin.name` and runs in embedded mode too. An unimportable module stops the worker
-at start with one line naming it.
 """
 
 from __future__ import annotations
 
-import logging
-import pkgutil
 import random
-import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import import_module
-from typing import Any, Protocol
 
 import httpx
 import redis
@@ -54,32 +38,10 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.controls.halt import HaltRegistry, halt_cause
-from app.errors import ConfigError
 from app.github_client import GitHubClients
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import effects
-from app.webhooks.inbox import Inbox
-
-logger = logging.getLogger(__name__)
-
-JobValue = str | int | bool | None | list[str]
-JobFunc = Callable[..., None]
-
-# Celery task names the workers use themselves; a job may not take them.
-RESERVED_JOB_NAMES = frozenset({"process_delivery", "sweep"})
-_JOB_NAME = re.compile(r"[a-z][a-z0-9_.-]{0,99}")
-
-# Modules holding ourobot's own jobs; handler packages add `app/handlers/*_jobs.py`.
-BUILTIN_JOB_MODULES = ("app.webhooks.recovery",)
-HANDLER_PACKAGE = "app.handlers"
-HANDLER_JOB_SUFFIX = "_jobs"
-
-# Claiming an inbox row holds it this long; routing takes well under a second, so a holder
-# that has not finished by then died, and the sweeper hands the row to someone else.
-DELIVERY_LEASE_S = 120.0
-# A delivery failing this many times is marked failed and left for a person to look at.
-MAX_DELIVERY_ATTEMPTS = 10
 
 # Retries of one job: rate limits wait what GitHub says, transient failures back off.
 MAX_JOB_RETRIES = 6
@@ -92,34 +54,6 @@ _EFFECT_LEASE_PREFIX = "ourobot:effect-lease:"
 _RELEASE_SCRIPT = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 )
-
-
-@dataclass(frozen=True)
-class Job:
-    """What a handler asks for: a registered job name and plain JSON values only.
-
-    Pass `installation_id` among the kwargs when the job acts for an installation: the task
-    layer then checks that installation's halt before the job starts.
-    """
-
-    name: str
-    kwargs: Mapping[str, JobValue] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not _JOB_NAME.fullmatch(self.name):
-            raise ValueError(f"job name {self.name!r} must match {_JOB_NAME.pattern}")
-        for key, value in self.kwargs.items():
-            if not _is_plain(value):
-                raise TypeError(
-                    f"job {self.name}: argument {key!r} is {type(value).__name__}; "
-                    "jobs take only str, int, bool, None or a list of str"
-                )
-
-
-def _is_plain(value: object) -> bool:
-    if value is None or isinstance(value, str | int):  # bool is an int
-        return True
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 class _LocalLeases:
@@ -168,65 +102,6 @@ class JobContext:
             github=GitHubClients(settings, write_guard=halts.check),
             redis=client,
         )
-
-
-# ---- the registry ---------------------------------------------------------------------------
-
-_REGISTRY: dict[str, JobFunc] = {}
-
-
-def job(name: str) -> Callable[[JobFunc], JobFunc]:
-    """Register `func` as the job `name` (a Celery task `ourobot.<name>` in worker mode)."""
-    if not _JOB_NAME.fullmatch(name) or name in RESERVED_JOB_NAMES:
-        raise ValueError(f"job name {name!r} is reserved or does not match {_JOB_NAME.pattern}")
-
-    def register(func: JobFunc) -> JobFunc:
-        known = _REGISTRY.get(name)
-        if known is not None and _qualified(known) != _qualified(func):
-            raise ValueError(f"job {name!r} is already registered by {_qualified(known)}")
-        _REGISTRY[name] = func
-        return func
-
-    return register
-
-
-def _qualified(func: JobFunc) -> str:
-    return f"{func.__module__}.{func.__qualname__}"
-
-
-def registered_jobs() -> Mapping[str, JobFunc]:
-    """Every job registered so far (see `load_job_modules`), by name."""
-    return dict(_REGISTRY)
-
-
-def load_job_modules(settings: Settings) -> tuple[str, ...]:
-    """Import the modules that register jobs: ourobot's own, then `OUROBOT_EXTRA_JOB_MODULES`.
-
-    Workers and the embedded runner call this at start, before turning jobs into tasks.
-    """
-    builtin = [*BUILTIN_JOB_MODULES, *_handler_job_modules()]
-    for name in builtin:
-        import_module(name)
-    for name in settings.extra_job_modules:
-        try:
-            import_module(name)
-        except ImportError as exc:
-            raise ConfigError(f"OUROBOT_EXTRA_JOB_MODULES: cannot import {name}: {exc}") from None
-    return (*builtin, *settings.extra_job_modules)
-
-
-def _handler_job_modules() -> list[str]:
-    try:
-        package = import_module(HANDLER_PACKAGE)
-    except ModuleNotFoundError as exc:
-        if exc.name == HANDLER_PACKAGE:
-            return []
-        raise
-    return sorted(
-        f"{HANDLER_PACKAGE}.{info.name}"
-        for info in pkgutil.iter_modules(package.__path__)
-        if info.name.endswith(HANDLER_JOB_SUFFIX)
-    )
 
 
 # ---- keyed effects --------------------------------------------------------------------------
@@ -342,51 +217,3 @@ def is_transient(exc: BaseException) -> bool:
         | redis.ConnectionError
         | redis.TimeoutError,
     )
-
-
-# ---- the processing step --------------------------------------------------------------------
-
-
-class RouterLike(Protocol):
-    """What `process_delivery` needs of `app.routing.Router`."""
-
-    def route(
-        self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str
-    ) -> list[Job]: ...
-
-
-def process_delivery(
-    ctx: JobContext, router: RouterLike, row_id: int, enqueue: Callable[[Job], None]
-) -> bool:
-    """Claim inbox row `row_id`, route it, enqueue its jobs, mark it done.
-
-    Returns False when the row is not claimable (done, failed, or leased by another run). On
-    an exception the row goes back to pending (or failed after MAX_DELIVERY_ATTEMPTS) and the
-    exception propagates; the sweeper re-submits pending rows. Enqueueing a row's jobs twice is
-    harmless because jobs are idempotent.
-    """
-    inbox = Inbox(ctx.store)
-    row = inbox.claim(row_id, DELIVERY_LEASE_S)
-    if row is None:
-        logger.debug("inbox row %d is not claimable; skipped", row_id)
-        return False
-    try:
-        jobs = router.route(row.event, row.action, row.payload(), delivery_id=row.delivery_id)
-        for planned in jobs:
-            enqueue(planned)
-    except Exception as exc:
-        final = row.attempts >= MAX_DELIVERY_ATTEMPTS
-        inbox.fail(row_id, f"{type(exc).__name__}: {exc}"[:1000], final=final)
-        logger.warning(
-            "inbox row %d (%s %s) failed on attempt %d%s: %s",
-            row_id,
-            row.event,
-            row.delivery_id,
-            row.attempts,
-            " (final)" if final else "",
-            exc,
-        )
-        raise
-    inbox.finish(row_id)
-    logger.info("inbox row %d (%s %s): %d job(s)", row_id, row.event, row.delivery_id, len(jobs))
-    return True

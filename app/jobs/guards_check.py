@@ -32,11 +32,12 @@ from githubkit_schemas.latest.types import (
 
 from app.controls.halt import check_halt
 from app.errors import ConfigError, UserError
+from app.github_client import bot_login
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.repo import GitFailed
 from app.guards.result import markdown_cell
-from app.handlers.identity import bot_login
-from app.jobs import JobContext, job, once
+from app.jobs.context import JobContext, once
+from app.jobs.registry import job
 from app.repo_config import RepoConfig
 from app.workspace.mirror import MirrorError, RepoMirror
 

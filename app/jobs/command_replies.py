@@ -11,9 +11,10 @@ from app.commands.authz import PermissionCache, permission_of
 from app.commands.slash import Permission, SlashCommand, may_run
 from app.commands.status_comment import upsert_comment
 from app.controls.halt import check_halt
-from app.handlers.identity import bot_login
-from app.handlers.review_jobs import review_reply
-from app.jobs import JobContext, job, once
+from app.github_client import bot_login
+from app.jobs.context import JobContext, once
+from app.jobs.registry import job
+from app.jobs.review_check import review_reply
 
 _permissions = PermissionCache()
 
