@@ -1,4 +1,4 @@
-"""Fixtures for the worker tests: private Redis servers, a fake GitHub API, stores."""
+"""Fixtures for the worker tests: private Redis servers and stores."""
 
 from __future__ import annotations
 
@@ -9,17 +9,7 @@ import pytest
 
 from app.settings import Settings
 from app.store import Store
-from tests.workers.fake_github import FakeGitHub
 from tests.workers.processes import REDIS_SERVER, RedisServer
-
-
-@pytest.fixture
-def fake_github() -> Iterator[FakeGitHub]:
-    server = FakeGitHub().start()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from app.store import Store
 from app.store.schema import halts, webhook_inbox
 from app.webhooks.embedded import EmbeddedRunner
 from app.webhooks.inbox import DONE, Delivery, Inbox
-from tests.workers.fake_github import Answer, FakeGitHub
+from tests.plugins.sandbox import SandboxHandle
 from tests.workers.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
 from tests.workers.processes import wait_for
 
@@ -110,29 +110,26 @@ def test_the_sweeper_picks_up_rows_nobody_submitted(
 
 
 def test_a_rate_limited_job_is_retried_after_retry_after(
-    tmp_path: Path, fake_github: FakeGitHub
+    tmp_path: Path, sandbox: SandboxHandle
 ) -> None:
-    settings = embedded_settings(tmp_path, github_api_url=fake_github.url, sweep_after_s=60)
+    settings = embedded_settings(tmp_path, github_api_url=sandbox.url, sweep_after_s=60)
     store = Store.open(settings)
     store.migrate()
-    fake_github.script(
-        "GET",
-        "/limited",
-        Answer(403, {"message": "secondary rate limit"}, (("retry-after", "1"),)),
-        Answer(200, {}),
-    )
+    repo = sandbox.create_repo(private=False)
+    path = f"/repos/{repo.full_name}"
+    sandbox.control.add_fault("secondary", method="GET", path=f"^{path}$", retry_after_s=1)
     runner = EmbeddedRunner(settings, store, lambda _: PayloadRouter())
     runner.start()
     try:
-        row_id = deliver(store, "g4", ("tests.call_github", {"key": "rl", "path": "/limited"}))
+        row_id = deliver(store, "g4", ("tests.call_github", {"key": "rl", "path": path}))
         runner.submit(row_id)
         wait_for(lambda: state(store, row_id) == DONE, 10, "the retried row")
     finally:
         runner.stop()
         store.close()
-    calls = fake_github.calls("GET", "/limited")
-    assert len(calls) == 2
-    assert calls[1].at - calls[0].at >= 1.0
+    calls = sandbox.requests("GET", path)
+    assert [call["status"] for call in calls] == [403, 200]
+    assert calls[1]["t"] - calls[0]["t"] >= 1.0
     assert read_lines(settings.data_dir / GITHUB_LOG) == [marker("rl")]
 
 

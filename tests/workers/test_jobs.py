@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from githubkit import GitHub, TokenAuthStrategy
+from githubkit import GitHub
 from githubkit.exception import RateLimitExceeded, RequestFailed
 from sqlalchemy import select
 
@@ -31,7 +31,7 @@ from app.store import Store
 from app.store.schema import webhook_inbox
 from app.webhooks.inbox import DONE, FAILED, PENDING, Delivery, Inbox
 from app.webhooks.processing import MAX_DELIVERY_ATTEMPTS, process_delivery
-from tests.workers.fake_github import Answer, FakeGitHub
+from tests.plugins.sandbox import SandboxHandle, SeededRepo
 from tests.workers.processes import RedisServer
 
 # ---- jobs and the registry ------------------------------------------------------------------
@@ -143,31 +143,42 @@ def test_once_leases_through_redis_across_contexts(
 # ---- retry decisions ------------------------------------------------------------------------
 
 
-def github_error(fake: FakeGitHub, answer: Answer) -> Exception:
-    """The exception githubkit raises for `answer`, through a real HTTP exchange."""
-    fake.script("GET", "/probe", answer)
-    client = GitHub(TokenAuthStrategy("t"), base_url=fake.url, auto_retry=False, http_cache=False)
+@pytest.fixture
+def public_repo(sandbox: SandboxHandle) -> SeededRepo:
+    return sandbox.create_repo(private=False)
+
+
+def github_error(
+    sandbox: SandboxHandle, repo: SeededRepo, kind: str | None = None, **fault: Any
+) -> Exception:
+    """The exception githubkit raises when the sandbox answers a GET of `repo` with the fault
+    `kind` (None: a GET of a repository that does not exist), over real HTTP."""
+    if kind is not None:
+        sandbox.control.add_fault(kind, method="GET", path=f"^/repos/{repo.full_name}$", **fault)
+    client = GitHub(base_url=sandbox.url, auto_retry=False, http_cache=False)
     with pytest.raises(Exception) as raised:
-        client.request("GET", "/probe")
+        client.rest.repos.get(repo.owner, "no-such-repo" if kind is None else repo.name)
     return raised.value
 
 
 def test_retry_delay_honours_retry_after_and_backs_off_on_server_errors(
-    fake_github: FakeGitHub,
+    sandbox: SandboxHandle, public_repo: SeededRepo
 ) -> None:
-    limited = github_error(fake_github, Answer(403, {"message": "x"}, (("retry-after", "7"),)))
+    limited = github_error(sandbox, public_repo, "secondary", retry_after_s=7)
     assert isinstance(limited, RateLimitExceeded)
     assert retry_delay(limited, 0) == 7.0
 
-    server_error = github_error(fake_github, Answer(502, {"message": "bad gateway"}))
+    server_error = github_error(sandbox, public_repo, "502")
     assert isinstance(server_error, RequestFailed)
+    assert server_error.response.status_code == 502
     for retries in range(3):
         low = retry_delay(server_error, retries, jitter=lambda: 0.0)
         high = retry_delay(server_error, retries, jitter=lambda: 1.0)
         assert low == BACKOFF_BASE_S * 2**retries / 2
         assert high == BACKOFF_BASE_S * 2**retries
 
-    not_found = github_error(fake_github, Answer(404, {"message": "Not Found"}))
+    not_found = github_error(sandbox, public_repo)
+    assert isinstance(not_found, RequestFailed) and not_found.response.status_code == 404
     assert retry_delay(not_found, 0) is None
     assert retry_delay(ValueError("a bug"), 0) is None
     assert retry_delay(server_error, MAX_JOB_RETRIES) is None
@@ -180,12 +191,11 @@ def test_retry_delay_treats_connection_failures_and_busy_leases_as_transient() -
     assert retry_delay(EffectBusy("k", 12.5), 0) == 12.5
 
 
-def test_primary_rate_limit_waits_until_the_reset(fake_github: FakeGitHub) -> None:
-    import time
-
-    reset = str(int(time.time()) + 30)
-    headers = (("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", reset))
-    limited = github_error(fake_github, Answer(403, {"message": "API rate limit"}, headers))
+def test_primary_rate_limit_waits_until_the_reset(
+    sandbox: SandboxHandle, public_repo: SeededRepo
+) -> None:
+    limited = github_error(sandbox, public_repo, "primary", reset_in_s=30)
+    assert isinstance(limited, RateLimitExceeded)
     delay = retry_delay(limited, 0)
     assert delay is not None and 27 <= delay <= 31
 

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import insert
 
-from app.jobs.context import JobContext, effect_done
+from app.jobs.context import JobContext, effect_done, record_effect
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import halts
 from app.webhooks.inbox import Delivery, Inbox
-from app.webhooks.recovery import MAX_REDELIVERIES, redeliver_failed, sweep_overdue
-from tests.plugins.sandbox import SandboxHandle, WebhookSink
-from tests.workers.fake_github import Answer, FakeGitHub
+from app.webhooks.recovery import (
+    MAX_REDELIVERIES,
+    PAGE_SIZE,
+    REDELIVERY_WINDOW,
+    RedeliveryReport,
+    redeliver_failed,
+    sweep_overdue,
+)
+from tests.plugins.sandbox import SandboxHandle, SeededRepo, WebhookSink
 
 DELIVERIES = "/app/hook/deliveries"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -36,117 +41,139 @@ def test_sweep_submits_only_rows_left_unfinished(sqlite_store: Store) -> None:
     assert submitted == [stale]
 
 
-@pytest.fixture(scope="module")
-def private_key_pem() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-
-
-def app_context(store: Store, fake: FakeGitHub, tmp_path: Path, key: str) -> JobContext:
+def app_context(sandbox: SandboxHandle, store: Store, tmp_path: Path) -> JobContext:
     settings = Settings(
         data_dir=tmp_path,
         database_url=None,
-        app_id=42,
-        private_key=key,
-        github_api_url=fake.url,
+        app_id=sandbox.app.id,
+        private_key=sandbox.app.private_key_pem,
+        github_api_url=sandbox.url,
     )
     return JobContext.from_settings(settings, store=store)
 
 
-def item(ident: int, guid: str, status_code: int, *, age: timedelta, iid: int = 9) -> Any:
+def open_issues(sandbox: SandboxHandle, repo: SeededRepo, *titles: str) -> dict[str, Attempt]:
+    """Open one issue per title; the first attempt of each `issues.opened`, by title."""
+    owner = sandbox.github_user(repo.owner)  # keep the client alive while its namespace is used
+    for title in titles:
+        owner.rest.issues.create(repo.owner, repo.name, title=title)
+    assert sandbox.control.wait_idle()
     return {
-        "id": ident,
-        "guid": guid,
-        "delivered_at": (NOW - age).isoformat(),
-        "redelivery": False,
-        "duration": 0.5,
-        "status": "OK" if status_code < 300 else "Invalid HTTP Response: 502",
-        "status_code": status_code,
-        "event": "issues",
-        "action": "opened",
-        "installation_id": iid,
-        "repository_id": 1,
+        a["payload"]["issue"]["title"]: Attempt(a["id"], a["guid"])
+        for a in sandbox.control.deliveries()
+        if a["event"] == "issues" and not a["redelivery"]
     }
 
 
-def script_deliveries(fake: FakeGitHub, first: list[Any], second: list[Any]) -> None:
-    # Two pages joined by a cursor in the Link header, as GitHub paginates deliveries.
-    fake.script(
-        "GET",
-        DELIVERIES,
-        Answer(200, first, (("link", f'<{fake.url}{DELIVERIES}?cursor=p2>; rel="next"'),)),
-        Answer(200, second),
-    )
-    fake.script("POST", f"{DELIVERIES}/1/attempts", Answer(202, {}))
-    fake.script("POST", f"{DELIVERIES}/8/attempts", Answer(202, {}))
+@dataclass(frozen=True)
+class Attempt:
+    id: int
+    guid: str
 
 
+def redeliver(sandbox: SandboxHandle, attempt: Attempt, times: int) -> None:
+    """Ask for `times` more attempts of `attempt`'s delivery, as a person (or a run) might."""
+    app = sandbox.github_app()
+    for _ in range(times):
+        app.rest.apps.redeliver_webhook_delivery(attempt.id)
+    assert sandbox.control.wait_idle()
+
+
+def asks(sandbox: SandboxHandle, since: int) -> list[dict[str, Any]]:
+    """The redelivery requests served after the first `since` log entries."""
+    return [
+        entry
+        for entry in sandbox.control.stats()["log"][since:]
+        if entry["method"] == "POST" and entry["route"] == f"{DELIVERIES}/{{delivery_id}}/attempts"
+    ]
+
+
+def listings(sandbox: SandboxHandle, since: int) -> int:
+    log = sandbox.control.stats()["log"][since:]
+    return sum(1 for entry in log if (entry["method"], entry["path"]) == ("GET", DELIVERIES))
+
+
+@pytest.mark.slow
 def test_redelivers_failed_deliveries_the_inbox_lacks_once(
-    sqlite_store: Store, fake_github: FakeGitHub, tmp_path: Path, private_key_pem: str
+    sandbox: SandboxHandle, webhook_sink: WebhookSink, sqlite_store: Store, tmp_path: Path
 ) -> None:
-    Inbox(sqlite_store).record(Delivery("in-inbox", "issues", "opened", 9, b"{}"))
-    first_page = [
-        item(1, "lost", 502, age=timedelta(minutes=5)),
-        item(2, "recovered", 200, age=timedelta(minutes=6)),
-        item(3, "recovered", 500, age=timedelta(minutes=7)),
-        item(4, "in-inbox", 504, age=timedelta(minutes=8)),
-    ]
-    second_page = [
-        item(5 + n, "hopeless", 502, age=timedelta(hours=1, minutes=n))
-        for n in range(MAX_REDELIVERIES + 1)
-    ] + [item(20, "too-old", 502, age=timedelta(days=4))]
-    script_deliveries(fake_github, first_page, second_page)
-    ctx = app_context(sqlite_store, fake_github, tmp_path, private_key_pem)
+    repo = sandbox.create_repo()
+    assert sandbox.control.wait_idle()  # the set-up's own events are delivered fine
+    webhook_sink.status = 502  # the receiver is down
+    opened = open_issues(sandbox, repo, "lost", "in-inbox", "asked-before", "hopeless", "recovered")
+    lost = opened["lost"]
+    redeliver(sandbox, opened["hopeless"], MAX_REDELIVERIES)  # MAX_REDELIVERIES + 1 failures
+    # Enough failed attempts of one delivery that the others are on the second page, then one
+    # that succeeds: that delivery is recovered, however often it failed before.
+    redeliver(sandbox, opened["recovered"], PAGE_SIZE)
+    webhook_sink.status = 202
+    redeliver(sandbox, opened["recovered"], 1)
+    webhook_sink.status = 502  # down again: what ourobot asks for now fails too
+    Inbox(sqlite_store).record(Delivery(opened["in-inbox"].guid, "issues", "opened", 9, b"{}"))
+    ctx = app_context(sandbox, sqlite_store, tmp_path)
+    record_effect(ctx, f"redeliver:{opened['asked-before'].guid}:1")  # an earlier run asked
 
-    report = redeliver_failed(ctx, now=NOW)
+    # Deliveries older than GitHub's redelivery window are not listed further, nor asked for.
+    mark = len(sandbox.control.stats()["log"])
+    later = datetime.now(UTC) + REDELIVERY_WINDOW + timedelta(hours=1)
+    assert redeliver_failed(ctx, now=later) == RedeliveryReport("ok", ())
+    assert (listings(sandbox, mark), asks(sandbox, mark)) == (1, [])
 
-    assert (report.execution, report.redelivered) == ("ok", (1,))
-    assert [r.query for r in fake_github.calls("GET", DELIVERIES)] == [
-        "per_page=100",
-        "per_page=100&cursor=p2",
-    ]
-    assert len(fake_github.calls("POST", f"{DELIVERIES}/1/attempts")) == 1
-    posts = [r for r in fake_github.requests if r.method == "POST"]
-    assert [r.path for r in posts] == [f"{DELIVERIES}/1/attempts"]
-    assert posts[0].headers["Authorization"].startswith("Bearer ")  # the App's JWT
-    assert effect_done(ctx, "redeliver:lost:1")
+    mark = len(sandbox.control.stats()["log"])
+    report = redeliver_failed(ctx)
 
-    # Run again, as the periodic job does: nothing is asked twice.
-    script_deliveries(fake_github, first_page, second_page)
-    assert redeliver_failed(ctx, now=NOW).redelivered == ()
-    assert len(fake_github.calls("POST", f"{DELIVERIES}/1/attempts")) == 1
+    assert (report.execution, report.redelivered) == ("ok", (lost.id,))
+    assert listings(sandbox, mark) == 2  # both pages
+    [ask] = asks(sandbox, mark)
+    assert ask["path"] == f"{DELIVERIES}/{lost.id}/attempts"
+    assert ask["identity"] == f"app:{sandbox.app.id}"  # the App's JWT
+    assert effect_done(ctx, f"redeliver:{lost.guid}:1")
 
     # The redelivery failed too (the receiver is still down): one more ask, for the new one.
-    retried = [item(8, "lost", 502, age=timedelta(minutes=1)), *first_page]
-    script_deliveries(fake_github, retried, [])
-    assert redeliver_failed(ctx, now=NOW).redelivered == (8,)
+    assert sandbox.control.wait_idle()
+    webhook_sink.status = 202
+    mark = len(sandbox.control.stats()["log"])
+    (again,) = redeliver_failed(ctx).redelivered
+    assert again > lost.id
+    assert [a["path"] for a in asks(sandbox, mark)] == [f"{DELIVERIES}/{again}/attempts"]
+
+    # That one got through: nothing is left to ask for, however often this runs.
+    assert sandbox.control.wait_idle()
+    mark = len(sandbox.control.stats()["log"])
+    assert redeliver_failed(ctx).redelivered == ()
+    assert redeliver_failed(ctx).redelivered == ()
+    assert asks(sandbox, mark) == []
 
 
+@pytest.mark.slow
 def test_redelivery_skips_a_halted_installation(
-    sqlite_store: Store, fake_github: FakeGitHub, tmp_path: Path, private_key_pem: str
+    sandbox: SandboxHandle, webhook_sink: WebhookSink, sqlite_store: Store, tmp_path: Path
 ) -> None:
+    repo = sandbox.create_repo()
+    assert sandbox.control.wait_idle()
+    webhook_sink.status = 502
+    open_issues(sandbox, repo, "lost")
     with sqlite_store.session() as session:
         session.execute(
-            insert(halts).values(scope="installation:9", reason="test", set_by="op", set_at=NOW)
+            insert(halts).values(
+                scope=f"installation:{repo.installation_id}", reason="test", set_by="op", set_at=NOW
+            )
         )
-    script_deliveries(fake_github, [item(1, "lost", 502, age=timedelta(minutes=5))], [])
-    ctx = app_context(sqlite_store, fake_github, tmp_path, private_key_pem)
-    assert redeliver_failed(ctx, now=NOW).redelivered == ()
-    assert fake_github.calls("POST", f"{DELIVERIES}/1/attempts") == []
+    ctx = app_context(sandbox, sqlite_store, tmp_path)
+    mark = len(sandbox.control.stats()["log"])
+    assert redeliver_failed(ctx).redelivered == ()
+    assert listings(sandbox, mark) == 1
+    assert asks(sandbox, mark) == []
 
 
 def test_redelivery_without_app_credentials_is_an_infra_skip(
-    sqlite_store: Store, fake_github: FakeGitHub, tmp_path: Path
+    sandbox: SandboxHandle, sqlite_store: Store, tmp_path: Path
 ) -> None:
-    settings = Settings(data_dir=tmp_path, database_url=None, github_api_url=fake_github.url)
+    settings = Settings(data_dir=tmp_path, database_url=None, github_api_url=sandbox.url)
     report = redeliver_failed(JobContext.from_settings(settings, store=sqlite_store))
     assert report.execution == "infra"
     assert "credentials" in report.reason
-    assert fake_github.requests == []
+    assert sandbox.control.stats()["total"] == 0
 
 
 @pytest.mark.slow

@@ -23,13 +23,14 @@ from sqlalchemy import func, select
 from app.controls.halt import HaltRegistry, installation_scope
 from app.jobs.context import JobContext, effect_done
 from app.jobs.registry import Job
+from app.sandbox.server import SandboxServer
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import webhook_inbox
 from app.webhooks.inbox import DONE, Delivery, Inbox
 from tasks import CeleryDispatcher, create_celery
 from tasks.dispatch import send_job
-from tests.workers.fake_github import Answer, FakeGitHub
+from tests.plugins.sandbox import SandboxHandle
 from tests.workers.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
 from tests.workers.processes import (
     OUROBOT,
@@ -100,18 +101,12 @@ def deploy(root: Path, github_url: str = "https://api.github.invalid") -> Deploy
 
 
 @pytest.fixture(scope="module")
-def github() -> Iterator[FakeGitHub]:
-    server = FakeGitHub().start()
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module")
 def shared(
-    tmp_path_factory: pytest.TempPathFactory, github: FakeGitHub
+    tmp_path_factory: pytest.TempPathFactory, sandbox_server: SandboxServer
 ) -> Iterator[tuple[Deployment, WorkerProcess, Celery]]:
-    """One deployment and one worker (concurrency 2) for the tests that do not restart it."""
-    deployment = deploy(tmp_path_factory.mktemp("shared"), github.url)
+    """One deployment and one worker (concurrency 2) for the tests that do not restart it,
+    talking to the session's GitHub sandbox (each test's `sandbox` resets its state)."""
+    deployment = deploy(tmp_path_factory.mktemp("shared"), sandbox_server.url)
     worker = deployment.worker("worker", "--concurrency", "2", "--no-beat")
     worker.start()
     sender = create_celery(deployment.settings)
@@ -183,22 +178,20 @@ def test_a_halted_installation_stops_queued_jobs_without_retry(
 
 
 def test_a_rate_limited_job_is_retried_after_retry_after(
-    shared: tuple[Deployment, WorkerProcess, Celery], github: FakeGitHub
+    shared: tuple[Deployment, WorkerProcess, Celery], sandbox: SandboxHandle
 ) -> None:
     deployment, _, sender = shared
-    github.script(
-        "GET",
-        "/limited",
-        Answer(429, {"message": "secondary rate limit"}, (("retry-after", "2"),)),
-        Answer(502, {"message": "bad gateway"}),
-        Answer(200, {}),
-    )
-    send_job(sender, Job("tests.call_github", {"key": "limited", "path": "/limited"}))
+    repo = sandbox.create_repo(private=False)
+    path = f"/repos/{repo.full_name}"
+    # Faults fire in the order they were added, each once: a 429, then a 502, then the answer.
+    sandbox.control.add_fault("429", method="GET", path=f"^{path}$", retry_after_s=2)
+    sandbox.control.add_fault("502", method="GET", path=f"^{path}$")
+    send_job(sender, Job("tests.call_github", {"key": "limited", "path": path}))
     wait_for(lambda: deployment.effects("limited") == 1, 30, "the job to get through")
-    calls = github.calls("GET", "/limited")
-    assert len(calls) == 3
-    assert calls[1].at - calls[0].at >= 2.0  # retry-after honoured
-    assert calls[2].at - calls[1].at >= 1.9  # second retry backs off 4 s x jitter 0.5..1
+    calls = sandbox.requests("GET", path)
+    assert [call["status"] for call in calls] == [429, 502, 200]
+    assert calls[1]["t"] - calls[0]["t"] >= 2.0  # retry-after honoured
+    assert calls[2]["t"] - calls[1]["t"] >= 1.9  # second retry backs off 4 s x jitter 0.5..1
 
 
 def test_a_worker_killed_outright_runs_its_task_after_restart(tmp_path: Path) -> None:
