@@ -8,7 +8,13 @@ from sqlalchemy import delete
 
 from app.controls.halt import Halted, installation_scope
 from app.store.schema import effects
-from tests.checks.conftest import BIG_FILE, CONFIG_PATH, GuardsWorld, WorldFactory, big_text
+from tests.jobs.guards_check.conftest import (
+    BIG_FILE,
+    CONFIG_PATH,
+    GuardsWorld,
+    WorldFactory,
+    big_text,
+)
 
 CLEAN = {"calc/ops.py": "def add(a: int, b: int) -> int:\n    return a + b\n\n\nX = 1\n"}
 WORKFLOW = {".github/workflows/x.yml": "on: push\njobs: {}\n"}

@@ -19,9 +19,9 @@ from app.store import Store
 from app.store.schema import halts, webhook_inbox
 from app.webhooks.embedded import EmbeddedRunner
 from app.webhooks.inbox import DONE, Delivery, Inbox
+from tests.jobs.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
+from tests.plugins.processes import wait_for
 from tests.plugins.sandbox import SandboxHandle
-from tests.workers.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
-from tests.workers.processes import wait_for
 
 
 class PayloadRouter:
@@ -38,7 +38,7 @@ def embedded_settings(tmp_path: Path, **overrides: Any) -> Settings:
         "data_dir": tmp_path / "data",
         "database_url": None,
         "redis_url": None,
-        "extra_job_modules": ("tests.workers.jobs_for_tests",),
+        "extra_job_modules": ("tests.jobs.jobs_for_tests",),
         "sweep_interval_s": 0.2,
         "sweep_after_s": 0.5,
         **overrides,

@@ -804,7 +804,7 @@ def key_paths(document: dict, prefix: str = "") -> list[str]:
 
 
 def test_documented_complete_file_lists_every_key_at_its_default():
-    doc = (Path(__file__).parents[1] / "docs" / "configuration.md").read_text()
+    doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
     block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
     assert load_repo_config(block) == RepoConfig()
     assert key_paths(yaml.safe_load(block)) == key_paths(RepoConfig().to_document())

@@ -18,7 +18,7 @@ from app.store import Store
 from app.store.schema import webhook_inbox
 from app.webhooks.delivery import BadDelivery, Received
 from app.webhooks.inbox_process import InboxProcess, InboxUnavailable
-from tests.receiver import inbox_components
+from tests.webhooks import inbox_components
 
 pytestmark = pytest.mark.slow
 

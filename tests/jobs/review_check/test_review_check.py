@@ -11,7 +11,7 @@ from githubkit.exception import RequestFailed
 
 from app.store.schema import effects
 from reviewers.fake_servers import Malformed, Text, delayed, overloaded
-from tests.review_check.conftest import APPROVE, CANARY_ENV, CANARY_FILE, DIVIDE, A, B
+from tests.jobs.review_check.conftest import APPROVE, CANARY_ENV, CANARY_FILE, DIVIDE, A, B
 
 pytestmark = pytest.mark.slow
 
@@ -315,7 +315,7 @@ def test_the_budget_cap_stops_calls_before_any_request(rw):
 
 
 def test_repo_config_cannot_raise_the_operators_cap(sandbox, webhook_sink, fake_models, tmp_path):
-    from tests.review_check.conftest import make_world
+    from tests.jobs.review_check.conftest import make_world
 
     rw = make_world(sandbox, webhook_sink, fake_models, tmp_path, cap_usd_per_ticket=0.001)
     try:

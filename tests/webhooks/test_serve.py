@@ -26,14 +26,14 @@ from app.store.schema import webhook_bodies, webhook_inbox
 from app.webhooks.body_encoding import decode
 from app.webhooks.receiver import WEBHOOK_PATH
 from app.webhooks.signature import sign
-from tests.receiver.deliveries import (
+from tests.webhooks.deliveries import (
     EXAMPLES,
     SECRET,
     fixture_body,
     fresh_delivery_id,
     signed_headers,
 )
-from tests.receiver.serve_process import ServeProcess, run_ourobot, serve_env
+from tests.webhooks.serve_process import ServeProcess, run_ourobot, serve_env
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import pytest
 from app.action.review import run_review_action
 from app.errors import UserError
 from reviewers.fake_servers import Text
-from tests.review_check.conftest import APPROVE, DIVIDE, A, B
+from tests.jobs.review_check.conftest import APPROVE, DIVIDE, A, B
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ import pytest
 from app.settings import Settings
 from app.store import Store
 from app.webhooks.inbox import Inbox
-from tests.receiver.deliveries import SECRET
-from tests.receiver.serve_process import ServeProcess, serve_env
+from tests.webhooks.deliveries import SECRET
+from tests.webhooks.serve_process import ServeProcess, serve_env
 
 
 @pytest.fixture

@@ -1,7 +1,10 @@
-"""Real processes for the worker tests: a private `redis-server` and `ourobot worker`.
+"""Real processes for the tests: a private `redis-server` and `ourobot worker`.
 
 Tests never touch the machine's Redis on 6379: each `RedisServer` runs on a free port in its
 own directory, and can be stopped and started again on the same port (an outage).
+
+Fixtures:
+  redis_server   a started `RedisServer` of the test's own (skips when redis-server is missing)
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import pytest
 import redis
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,3 +149,15 @@ class WorkerProcess:
 def _kill_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

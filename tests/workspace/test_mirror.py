@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.workspace.mirror import MirrorError, RepoMirror
-from tests.checks.conftest import GuardsWorld, WorldFactory
+from tests.jobs.guards_check.conftest import GuardsWorld, WorldFactory
 
 
 def files_mention(root: Path, secret: str) -> list[Path]:

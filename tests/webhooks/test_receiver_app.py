@@ -28,7 +28,7 @@ from app.webhooks.inbox import Delivery, Inbox
 from app.webhooks.receiver import HEALTH_PATH, WEBHOOK_PATH, create_receiver_app
 from app.webhooks.recorder import BatchingRecorder
 from app.webhooks.signature import sign
-from tests.receiver.deliveries import SECRET, fixture_body, fresh_delivery_id, signed_headers
+from tests.webhooks.deliveries import SECRET, fixture_body, fresh_delivery_id, signed_headers
 
 
 class FailingDispatcher:

@@ -15,7 +15,7 @@ from app.settings import Settings
 from tasks import PROCESS_DELIVERY_TASK, SWEEP_TASK, CeleryDispatcher, create_celery
 from tasks.dispatch import UnknownJob, send_job
 from tasks.job_tasks import registered_task_names
-from tests.workers.processes import RedisServer, free_port
+from tests.plugins.processes import RedisServer, free_port
 
 
 def settings_for(tmp_path: Path, redis_url: str | None, **extra: object) -> Settings:
@@ -23,7 +23,7 @@ def settings_for(tmp_path: Path, redis_url: str | None, **extra: object) -> Sett
         data_dir=tmp_path,
         database_url=None,
         redis_url=redis_url,
-        extra_job_modules=("tests.workers.jobs_for_tests",),
+        extra_job_modules=("tests.jobs.jobs_for_tests",),
         **extra,  # type: ignore[arg-type]
     )
 

@@ -1,18 +1,15 @@
-"""app.jobs.registry and .context: plain-value jobs, the registry, keyed effects, retries;
-app.webhooks.processing: process_delivery."""
+"""app.jobs.registry and app.jobs.context: plain-value jobs, the registry, keyed effects and
+retry decisions."""
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 import pytest
 from githubkit import GitHub
 from githubkit.exception import RateLimitExceeded, RequestFailed
-from sqlalchemy import select
 
 from app.errors import ConfigError
 from app.jobs.context import (
@@ -28,11 +25,8 @@ from app.jobs.context import (
 from app.jobs.registry import Job, job, load_job_modules, registered_jobs
 from app.settings import Settings
 from app.store import Store
-from app.store.schema import webhook_inbox
-from app.webhooks.inbox import DONE, FAILED, PENDING, Delivery, Inbox
-from app.webhooks.processing import MAX_DELIVERY_ATTEMPTS, process_delivery
+from tests.plugins.processes import RedisServer
 from tests.plugins.sandbox import SandboxHandle, SeededRepo
-from tests.workers.processes import RedisServer
 
 # ---- jobs and the registry ------------------------------------------------------------------
 
@@ -64,13 +58,14 @@ def test_job_registry_refuses_a_second_function_and_reserved_names() -> None:
 
 
 def test_load_job_modules_imports_plugins_and_names_a_broken_one(tmp_path: Any) -> None:
-    settings = Settings(data_dir=tmp_path, extra_job_modules=("tests.workers.jobs_for_tests",))
+    settings = Settings(data_dir=tmp_path, extra_job_modules=("tests.jobs.jobs_for_tests",))
     loaded = load_job_modules(settings)
-    assert "app.webhooks.recovery" in loaded and "tests.workers.jobs_for_tests" in loaded
+    assert "app.webhooks.recovery" in loaded and "tests.jobs.jobs_for_tests" in loaded
     assert {"tests.post_once", "redeliver_failed_webhooks"} <= set(registered_jobs())
 
-    broken = Settings(data_dir=tmp_path, extra_job_modules=("tests.workers.no_such_module",))
-    with pytest.raises(ConfigError, match=r"OUROBOT_EXTRA_JOB_MODULES: cannot import tests\.work"):
+    broken = Settings(data_dir=tmp_path, extra_job_modules=("tests.jobs.no_such_module",))
+    expected = r"OUROBOT_EXTRA_JOB_MODULES: cannot import tests\.jobs\.no_such_module"
+    with pytest.raises(ConfigError, match=expected):
         load_job_modules(broken)
 
 
@@ -198,78 +193,3 @@ def test_primary_rate_limit_waits_until_the_reset(
     assert isinstance(limited, RateLimitExceeded)
     delay = retry_delay(limited, 0)
     assert delay is not None and 27 <= delay <= 31
-
-
-# ---- process_delivery -----------------------------------------------------------------------
-
-
-class ScriptedRouter:
-    """Stands in for app.handlers.router.Router: answers from a table, or raises."""
-
-    def __init__(self, jobs: list[Job] | None = None, error: Exception | None = None) -> None:
-        self.jobs = jobs or []
-        self.error = error
-        self.seen: list[tuple[str, str, str]] = []
-
-    def route(
-        self, event: str, action: str, payload: Mapping[str, Any], *, delivery_id: str
-    ) -> list[Job]:
-        self.seen.append((event, action, delivery_id))
-        if self.error is not None:
-            raise self.error
-        return list(self.jobs)
-
-
-def record(store: Store, delivery_id: str = "guid-1") -> int:
-    body = json.dumps({"action": "opened", "installation": {"id": 7}}).encode()
-    row_id = Inbox(store).record(Delivery(delivery_id, "issues", "opened", 7, body))
-    assert row_id is not None
-    return row_id
-
-
-def row_state(store: Store, row_id: int) -> tuple[str, int, str | None]:
-    with store.read_session() as session:
-        found = session.execute(
-            select(
-                webhook_inbox.c.state, webhook_inbox.c.attempts, webhook_inbox.c.last_error
-            ).where(webhook_inbox.c.id == row_id)
-        ).one()
-    return found.state, found.attempts, found.last_error
-
-
-def test_process_delivery_routes_enqueues_and_finishes_once(store: Store) -> None:
-    row_id = record(store)
-    planned = [Job("tests.a", {"n": 1}), Job("tests.b", {"n": 2})]
-    router, sent = ScriptedRouter(planned), []
-    assert process_delivery(context(store), router, row_id, sent.append)
-    assert sent == planned
-    assert router.seen == [("issues", "opened", "guid-1")]
-    assert row_state(store, row_id)[0] == DONE
-
-    assert not process_delivery(context(store), router, row_id, sent.append)
-    assert sent == planned  # a second submission of a done row enqueues nothing
-
-
-def test_process_delivery_failure_leaves_the_row_for_the_sweeper(store: Store) -> None:
-    row_id = record(store)
-    router = ScriptedRouter(error=RuntimeError("router exploded"))
-    with pytest.raises(RuntimeError):
-        process_delivery(context(store), router, row_id, lambda job: None)
-    state, attempts, error = row_state(store, row_id)
-    assert (state, attempts) == (PENDING, 1)
-    assert error is not None and "router exploded" in error
-    assert Inbox(store).overdue(0.0) == [row_id]
-
-
-def test_process_delivery_gives_up_after_max_attempts(store: Store) -> None:
-    row_id = record(store)
-
-    def broker_down(planned: Job) -> None:
-        raise ConnectionError("broker down")
-
-    router = ScriptedRouter([Job("tests.a", {})])
-    for _ in range(MAX_DELIVERY_ATTEMPTS):
-        with pytest.raises(ConnectionError):
-            process_delivery(context(store), router, row_id, broker_down)
-    assert row_state(store, row_id)[:2] == (FAILED, MAX_DELIVERY_ATTEMPTS)
-    assert not process_delivery(context(store), router, row_id, broker_down)

@@ -1,6 +1,6 @@
 """Real `ourobot worker` processes on a private redis-server: at-least-once, effect once.
 
-The test jobs (`tests/workers/jobs_for_tests.py`) reach the workers the way a plugin's would,
+The test jobs (`tests/jobs/jobs_for_tests.py`) reach the workers the way a plugin's would,
 through OUROBOT_EXTRA_JOB_MODULES. Their "GitHub" is a file in the shared data directory.
 """
 
@@ -30,9 +30,8 @@ from app.store.schema import webhook_inbox
 from app.webhooks.inbox import DONE, Delivery, Inbox
 from tasks import CeleryDispatcher, create_celery
 from tasks.dispatch import send_job
-from tests.plugins.sandbox import SandboxHandle
-from tests.workers.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
-from tests.workers.processes import (
+from tests.jobs.jobs_for_tests import GITHUB_LOG, STARTS_LOG, marker, read_lines
+from tests.plugins.processes import (
     OUROBOT,
     REDIS_SERVER,
     RedisServer,
@@ -40,6 +39,7 @@ from tests.workers.processes import (
     wait_for,
     worker_env,
 )
+from tests.plugins.sandbox import SandboxHandle
 
 pytestmark = [
     pytest.mark.slow,
@@ -83,7 +83,7 @@ def deploy(root: Path, github_url: str = "https://api.github.invalid") -> Deploy
         "OUROBOT_REDIS_URL": redis.url,
         "OUROBOT_DATA_DIR": str(root / "data"),
         "OUROBOT_GITHUB_API_URL": github_url,
-        "OUROBOT_EXTRA_JOB_MODULES": "tests.workers.jobs_for_tests",
+        "OUROBOT_EXTRA_JOB_MODULES": "tests.jobs.jobs_for_tests",
         "OUROBOT_TASK_TIME_LIMIT_S": str(TASK_TIME_LIMIT_S),
         "OUROBOT_SWEEP_INTERVAL_S": "1",
         "OUROBOT_SWEEP_AFTER_S": "2",
@@ -93,7 +93,7 @@ def deploy(root: Path, github_url: str = "https://api.github.invalid") -> Deploy
         data_dir=root / "data",
         database_url=None,
         github_api_url=github_url,
-        extra_job_modules=("tests.workers.jobs_for_tests",),
+        extra_job_modules=("tests.jobs.jobs_for_tests",),
         task_time_limit_s=TASK_TIME_LIMIT_S,
     )
     Store.open(settings).migrate()

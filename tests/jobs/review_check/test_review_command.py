@@ -6,7 +6,7 @@ import pytest
 
 from app.handlers.routes import build_router
 from reviewers.fake_servers import Text
-from tests.review_check.conftest import APPROVE, DIVIDE, A, B
+from tests.jobs.review_check.conftest import APPROVE, DIVIDE, A, B
 
 pytestmark = pytest.mark.slow
 
