@@ -1,7 +1,10 @@
-"""The CLI frame: exit codes and one-line errors."""
+"""The CLI frame: exit codes, one-line errors, and a parser that loads no subcommand."""
 
+import json
 import subprocess
 import sys
+
+import pytest
 
 from app.cli import main
 
@@ -28,3 +31,49 @@ def test_console_entry_runs_as_module():
     )
     assert proc.returncode == 0
     assert "sandbox" in proc.stdout
+
+
+# What a subcommand needs loads only when it runs: building the parser must not import these.
+HEAVY = ("sqlalchemy", "pydantic_settings", "celery", "app.guards", "fastapi", "githubkit")
+COMMANDS = ("serve", "worker", "sandbox", "demo", "config", "guards", "review", "action", "halt")
+PROBE = """
+import json, sys
+from app.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+loaded = sorted({m.split(".")[0] if not m.startswith("app.") else m for m in sys.modules})
+print(json.dumps({"code": code, "loaded": loaded}))
+"""
+
+
+def loaded_for(*argv: str) -> tuple[int, set[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True
+    )
+    report = json.loads(proc.stdout.splitlines()[-1])
+    return report["code"], set(report["loaded"])
+
+
+@pytest.mark.parametrize("argv", [(), *((command,) for command in COMMANDS)])
+def test_help_imports_no_subcommand_dependency(argv: tuple[str, ...]) -> None:
+    code, loaded = loaded_for(*argv, "--help")
+    assert code == 0
+    assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_the_probe_sees_a_subcommand_that_runs(tmp_path) -> None:
+    # The same probe, on a command that runs: its dependencies are loaded, so the check above
+    # would see them too.
+    config = tmp_path / "ourobot.yml"
+    config.write_text("version: 1\n")
+    code, loaded = loaded_for("config", "check", str(config))
+    assert code == 0
+    assert "app.repo_config" in loaded and "pydantic" in loaded
+
+
+def test_the_action_parser_offers_exactly_the_actions_it_runs() -> None:
+    from app.cli import action, action_cmd
+
+    assert sorted(action_cmd.ACTIONS) == sorted(action.COMMANDS)
