@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +26,11 @@ from app.errors import UserError
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.paths import display
 from app.guards.repo import Git, has_commit, isolated_git
-from app.workspace.git import token_env
+from app.handlers.actors import BOT_BRANCH_PREFIX
+from app.workspace.git import is_object_id, token_env
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-# ourobot's own PRs come from branches `ourobot/issue-N` (DESIGN §1).
-BOT_BRANCH_PREFIX = "ourobot/"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +77,7 @@ def read_pull_request(env: Mapping[str, str]) -> PullRequest:
 def _sha(pull: dict[str, Any], side: str) -> str:
     part = pull.get(side)
     sha = part.get("sha") if isinstance(part, dict) else None
-    if not isinstance(sha, str) or not _SHA.match(sha):
+    if not isinstance(sha, str) or not is_object_id(sha):
         raise UserError(f"the event's pull_request.{side}.sha is missing or not a commit id")
     return sha
 

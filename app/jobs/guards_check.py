@@ -36,6 +36,7 @@ from app.github_client import bot_login
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.repo import GitFailed
 from app.guards.result import markdown_cell
+from app.handlers.actors import BOT_BRANCH_PREFIX
 from app.jobs.context import JobContext, once
 from app.jobs.registry import job
 from app.repo_config import RepoConfig
@@ -44,7 +45,6 @@ from app.workspace.mirror import MirrorError, RepoMirror
 log = logging.getLogger(__name__)
 
 CHECK_NAME = "ourobot/guards"
-BOT_BRANCH_PREFIX = "ourobot/"
 ANNOTATIONS_PER_REQUEST = 50  # GitHub's limit for one create or update
 MAX_ANNOTATIONS = 500  # beyond this the summary's table and count speak for the rest
 MAX_SUMMARY_CHARS = 60_000  # GitHub refuses more than 65,535

@@ -42,6 +42,7 @@ from app.controls.pricing import PriceTable, usd
 from app.controls.spend_caps import Caps, SpendMeter
 from app.errors import UserError
 from app.github_client import bot_login
+from app.handlers.actors import BOT_BRANCH_PREFIX
 from app.jobs import review_github as gh
 from app.jobs.context import JobContext, once
 from app.jobs.registry import job
@@ -74,8 +75,6 @@ from reviewers.reviewer import DEFAULT_MAX_TOKENS
 
 log = logging.getLogger(__name__)
 
-BOT_BRANCH_PREFIX = "ourobot/"
-PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 
 Trigger = Literal["pull_request", "command", "action"]
 Status = Literal["published", "already", "skipped"]
