@@ -26,7 +26,7 @@ from app.errors import UserError
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.paths import display
 from app.guards.repo import Git, has_commit, isolated_git
-from app.handlers.actors import BOT_BRANCH_PREFIX
+from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.git import is_object_id, token_env
 
 EXIT_OK = 0

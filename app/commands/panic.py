@@ -21,18 +21,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from app.commands.actors import is_automation, login_of
 from app.commands.authz import permission_of
 from app.commands.slash import Permission, parse_commands
 from app.commands.status_comment import upsert_comment
 from app.controls.halt import GLOBAL, HaltRegistry, installation_scope
 from app.github_client import GitHubClients, RetryPolicy, bot_login
-from app.handlers.actors import is_automation, login_of
 from app.settings import Settings
 from app.store import Store
-from app.webhooks.inbox import Delivery
 
 if TYPE_CHECKING:
     from redis import Redis
+
+    # Only its shape: the receiver's hand-off calls this hook with each committed delivery.
+    from app.webhooks.inbox import Delivery
 
 log = logging.getLogger(__name__)
 

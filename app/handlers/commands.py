@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
+from app.commands.actors import is_automation, login_of
 from app.commands.slash import parse_commands
-from app.handlers.actors import is_automation, login_of
 from app.handlers.router import Event, Router
 from app.jobs.registry import Job
 from app.settings import Settings

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from app.handlers.actors import login_of
+from app.commands.actors import login_of
 from app.handlers.router import Event, Router
 from app.jobs.registry import Job
 from app.settings import Settings

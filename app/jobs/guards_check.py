@@ -36,10 +36,10 @@ from app.github_client import bot_login
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.repo import GitFailed
 from app.guards.result import markdown_cell
-from app.handlers.actors import BOT_BRANCH_PREFIX
 from app.jobs.context import JobContext, once
 from app.jobs.registry import job
 from app.repo_config import RepoConfig
+from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.mirror import MirrorError, RepoMirror
 
 log = logging.getLogger(__name__)

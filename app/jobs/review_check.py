@@ -42,7 +42,6 @@ from app.controls.pricing import PriceTable, usd
 from app.controls.spend_caps import Caps, SpendMeter
 from app.errors import UserError
 from app.github_client import bot_login
-from app.handlers.actors import BOT_BRANCH_PREFIX
 from app.jobs import review_github as gh
 from app.jobs.context import JobContext, once
 from app.jobs.registry import job
@@ -67,6 +66,7 @@ from app.jobs.review_publish import (
     unreviewable,
 )
 from app.repo_config import RepoConfig
+from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.mirror import MirrorError
 from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for
 from reviewers.repo_map import build_scope_prompt

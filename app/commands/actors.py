@@ -10,9 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# ourobot's own pull requests come from branches `ourobot/issue-N` (DESIGN §1).
-BOT_BRANCH_PREFIX = "ourobot/"
-
 
 def is_automation(user: Any, item: Mapping[str, Any] | None = None) -> bool:
     """True for an App's bot user, or for an item an App performed on someone's behalf."""
