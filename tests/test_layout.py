@@ -1,6 +1,7 @@
 """The import graph of app/, reviewers/ and tasks/ has no circle, counting every import wherever
-it stands (inside functions too; only `if TYPE_CHECKING:` blocks aside, since they never run).
-And app/ keeps one folder per concern: the only flat modules are the four that belong to all."""
+it stands (inside functions too; only `if TYPE_CHECKING:` blocks aside, since they never run);
+its folders import only the folders below them (docs/architecture.md); and app/ keeps one folder
+per concern: the only flat modules are the four that belong to all."""
 
 from __future__ import annotations
 
@@ -11,6 +12,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("app", "reviewers", "tasks")
 FLAT_APP_MODULES = {"__init__.py", "__main__.py", "settings.py", "errors.py", "github_client.py"}
+# Which way imports point (docs/architecture.md): a folder imports only folders on lower lines.
+LAYERS = (
+    {"app.__main__"},
+    {"app.cli"},
+    {"app.action", "tasks"},
+    {"app.webhooks"},
+    {"app.handlers"},
+    {"app.jobs"},
+    {"app.commands"},
+    {"app.controls"},
+    {"app.guards", "reviewers"},
+    {"app.repo_config"},
+    {"app.workspace", "app.store", "app.github_client"},
+    {"app.settings", "app.sandbox", "app"},
+    {"app.errors"},
+)
+# Settings check OUROBOT_MODEL_PRICES at startup with the price table's own entry check; pricing
+# imports settings only for its type.
+UPWARD_ALLOWED = {("app.settings", "app.controls.pricing")}
 
 
 def module_name(path: Path) -> str:
@@ -184,6 +204,42 @@ def test_no_import_circles_in_app_reviewers_and_tasks() -> None:
     assert len(graph) > 100  # the walk found the tree
     found = [" -> ".join(one_cycle(graph, component)) for component in circles(graph)]
     assert found == [], "import circles:\n" + "\n".join(found)
+
+
+def folder(module: str) -> str:
+    """`app.<folder>` (or the flat module) for app/, else the top-level package."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "app" and len(parts) > 1 else parts[0]
+
+
+def test_folders_import_only_folders_below_them() -> None:
+    layer = {name: depth for depth, names in enumerate(LAYERS) for name in names}
+    graph = import_graph()
+    assert {folder(module) for module in graph} <= set(layer), "a folder missing from LAYERS"
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if folder(module) != folder(target)
+        and layer[folder(target)] <= layer[folder(module)]
+        and (module, target) not in UPWARD_ALLOWED
+    )
+    assert upward == [], "imports against the layers:\n" + "\n".join(upward)
+
+
+def test_only_the_cli_starts_the_sandbox_and_the_sandbox_imports_nothing_of_ours() -> None:
+    graph = import_graph()
+    users = sorted(
+        module
+        for module, targets in graph.items()
+        if any(folder(t) == "app.sandbox" for t in targets) and folder(module) != "app.sandbox"
+    )
+    assert users and {folder(module) for module in users} == {"app.cli"}
+    imported = {
+        target for module, targets in graph.items() if folder(module) == "app.sandbox"
+        for target in targets
+    }
+    assert {folder(target) for target in imported} <= {"app.sandbox"}
 
 
 def test_app_has_no_flat_modules_beyond_the_four() -> None:
