@@ -77,3 +77,29 @@ def test_the_action_parser_offers_exactly_the_actions_it_runs() -> None:
     from app.cli import action, action_cmd
 
     assert sorted(action_cmd.ACTIONS) == sorted(action.COMMANDS)
+
+
+def test_every_deferred_handler_names_a_function_that_exists() -> None:
+    import argparse
+    from importlib import import_module
+
+    from app.cli import build_parser
+    from app.cli.deferred import Deferred
+
+    found: list[Deferred] = []
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        handler = parser.get_default("handler")
+        if isinstance(handler, Deferred):
+            found.append(handler)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    walk(child)
+
+    walk(build_parser())
+    # sandbox and demo import their implementation inside a handler of their own.
+    split = ("serve", "worker", "config", "guards", "review", "action", "halt")
+    assert {h.module for h in found} == {f"app.cli.{name}" for name in split}
+    for handler in found:
+        assert callable(getattr(import_module(handler.module), handler.function)), handler
