@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from app.halt import Halted
-from app.ledger import Artifact, Execution, Ledger, Objective, Outcome, ReviewAxis, Subject
+from app.controls.halt import Halted
+from app.controls.ledger import Artifact, Execution, Ledger, Objective, Outcome, ReviewAxis, Subject
 from app.loop.apply import Flag, Refusal
 from app.loop.context import Context, read_constitution, role_template
 from app.loop.implementer import Implementer, IterationRecord, TestState, WorkResult

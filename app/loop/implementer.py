@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from app.halt import Halted
+from app.controls.halt import Halted
 from app.loop.apply import Flag, Refusal
 from app.loop.context import Context, feedback_text
 from app.loop.edits import EDIT_TOOLS, ParsedReply, parse_reply

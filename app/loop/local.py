@@ -24,16 +24,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.controls.halt import HaltRegistry
+from app.controls.ledger import Artifact, Ledger, Subject
+from app.controls.pricing import PriceTable
+from app.controls.spend_caps import Caps
 from app.errors import UserError
-from app.halt import HaltRegistry
-from app.ledger import Artifact, Ledger, Subject
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, record_cycle, run_cycle
 from app.loop.metering import ModelGate
 from app.loop.ticket import Ticket, read_ticket_file
-from app.pricing import PriceTable
 from app.repo_config import RepoConfig
 from app.settings import Settings
-from app.spend_caps import Caps
 from app.store import Store
 from app.workspace.git import GitError, git
 from app.workspace.suite import SuiteRunner

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.ledger import Ledger, Subject
-from app.pricing import PriceTable
-from app.spend_caps import Caps, SpendMeter
+from app.controls.ledger import Ledger, Subject
+from app.controls.pricing import PriceTable
+from app.controls.spend_caps import Caps, SpendMeter
 from reviewers.model_client import Completion, Message, ModelClient, ToolSpec
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.halt import Halted
+from app.controls.halt import Halted
 from app.loop.context import PLAN_MAX_CHARS, Context
 from app.loop.metering import ModelGate
 from reviewers.model_client import Message, ModelClient

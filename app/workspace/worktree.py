@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.errors import UserError
+from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.git import GitError, git, git_bytes
 from app.workspace.hygiene import strip_test_artifacts
 
-BRANCH_PREFIX = "ourobot/"
 ATTEMPTS_PREFIX = "refs/ourobot/attempts/"
 _TICKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # Hooks and fsmonitor are commands a repository's local config can name: never run them.
@@ -57,7 +57,7 @@ def branch_for(ticket: str) -> str:
         raise UserError(
             f"ticket id {ticket!r}: use letters, digits, '.', '_' and '-' (e.g. issue-12)"
         )
-    return BRANCH_PREFIX + ticket
+    return BOT_BRANCH_PREFIX + ticket
 
 
 @dataclass(frozen=True)
@@ -264,7 +264,7 @@ def recover_stale(git_dir: Path, branch: str, *, keep_branch: bool = False) -> l
         done.append(f"removed the stale worktree {worktree}")
     sha = _branch_sha(git_dir, branch)
     if sha is not None and not keep_branch:
-        ticket = branch.removeprefix(BRANCH_PREFIX)
+        ticket = branch.removeprefix(BOT_BRANCH_PREFIX)
         attempt = _next_attempt(git_dir, ticket)
         _run(git_dir, "update-ref", attempt, sha)
         _run(git_dir, "update-ref", "-d", f"refs/heads/{branch}", sha)

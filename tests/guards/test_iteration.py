@@ -58,4 +58,3 @@ def test_a_linked_worktree_is_checked_against_its_own_start(repo: GitRepo, tmp_p
     result = check_iteration(linked, "HEAD", config())
     assert result.stats["deleted_lines"] == 56
     assert "deletions" in rules(result)
-

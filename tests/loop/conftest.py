@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from app.ledger import Ledger, Subject
+from app.controls.ledger import Ledger, Subject
+from app.controls.pricing import PriceTable
+from app.controls.spend_caps import Caps
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, Reviewer, run_cycle
 from app.loop.metering import ModelGate
 from app.loop.ticket import Ticket
-from app.pricing import PriceTable
 from app.repo_config import ModelRef, RepoConfig, load_repo_config
 from app.settings import Settings
-from app.spend_caps import Caps
 from app.store import Store
 from app.workspace.suite import SuiteRunner, _python_toolchains, find_bwrap
 from reviewers.fake_servers import FakeModels

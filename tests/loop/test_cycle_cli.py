@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.ledger import Ledger
+from app.controls.ledger import Ledger
 from app.settings import Settings
 from app.store import Store
 from reviewers.fake_servers import Text, append_block, edits_reply, replace_block

@@ -1,4 +1,6 @@
-"""Real git repositories for the workspace tests (the guards suite's `GitRepo`)."""
+"""Fixtures for the workspace tests: the guards-check world the mirror tests fetch from (a
+sandbox repository with the App installed, a base branch and pull request heads: its
+`make_world` fixture), and real git repositories (the guards suite's `GitRepo`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.guards.conftest import GitRepo
+from tests.jobs.guards_check.conftest import make_world
+
+__all__ = ["make_world"]
 
 
 @pytest.fixture
