@@ -1,4 +1,4 @@
-"""`test-tamper` with parametrized cases read from the whole files (`app.guards.counts`): a test
+"""`test-tamper` with parametrized cases read from the whole files (`app.guards.tamper.counts`): a test
 folded into an existing parametrized test, or a parametrized test renamed under unchanged
 decorators, is not a removal; and the ways a removal could hide behind cases still fail (a case
 that never runs, a case taken from another test, a bare `--diff`, an assertion padded into an

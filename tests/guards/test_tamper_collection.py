@@ -1,5 +1,5 @@
 """`test-tamper` and Python tests hidden from pytest while their definition stays
-(`app.guards.collection`): `__test__ = False`, a later definition of the same name, the name
+(`app.guards.tamper.runners.collection`): `__test__ = False`, a later definition of the same name, the name
 rebound or deleted, the definition wrapped where pytest does not look. Before, none of these
 was reported. Real rule, real git."""
 

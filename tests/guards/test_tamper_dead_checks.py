@@ -1,4 +1,4 @@
-"""Assertions kept in the file but made to check nothing (`app.guards.dead_checks`): put
+"""Assertions kept in the file but made to check nothing (`app.guards.tamper.dead_checks`): put
 under an added `if False:` / `if false {`, or replaced by one that always holds. Real rule,
 real git."""
 

@@ -1,6 +1,6 @@
 """`test-tamper` and where the suite runs: on Linux on x86_64, on a Python the project declares,
 from its `requires-python` to the newest of its `Programming Language :: Python :: 3.X`
-classifiers, both read at the base (`app.guards.classifiers`). A skip on Pythons newer than
+classifiers, both read at the base (`app.guards.tamper.conditions.classifiers`). A skip on Pythons newer than
 any declared (loguru's `skipif(sys.version_info >= (3, 16))`, attrs' `xfail(PY_3_14_PLUS)`) or
 off x86_64 (yarl's `platform.machine() != "x86_64"`) still lets the test run there; one that
 holds on a declared Python, or where the classifiers cannot be read, is reported. Real rule,
@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from app.guards.changes import Line
-from app.guards.skip_conditions import Version, decorator_skips_elsewhere_only
+from app.guards.tamper.conditions.skip_conditions import Version, decorator_skips_elsewhere_only
 from tests.guards.conftest import GitRepo, tamper
 
 CLASSIFIERS = "".join(

@@ -1,5 +1,5 @@
 """Red team of the exemption for skips that fire only when a package installed for the tests is
-missing (`app.guards.test_dependencies`, `app.guards.dependency_skips`): each change below
+missing (`app.guards.tamper.conditions.test_dependencies`, `app.guards.tamper.conditions.dependency_skips`): each change below
 writes one of the three shapes so that it fires although the package is installed, or makes
 an installed package fail to import, and must still be reported. Real rule, real git."""
 

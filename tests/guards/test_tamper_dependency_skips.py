@@ -1,7 +1,7 @@
 """`test-tamper` and skips that fire only when a package is missing: `pytest.importorskip`, a
 skip in the `except ImportError:` of an import, a `skipif` on an import guard. Such a skip
 passes when the package is one the project installs for its tests, listed at the base and
-still at the head (`app.guards.test_dependencies`, `app.guards.dependency_skips`); any other
+still at the head (`app.guards.tamper.conditions.test_dependencies`, `app.guards.tamper.conditions.dependency_skips`); any other
 is reported, as before. Real rule, real git."""
 
 from __future__ import annotations

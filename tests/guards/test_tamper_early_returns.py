@@ -1,5 +1,5 @@
 """A bare `return` added at the top of a test that existed ends it before its checks: a skip
-with no marker (`app.guards.early_returns`). Read with the repository (the whole new file)
+with no marker (`app.guards.tamper.early_returns`). Read with the repository (the whole new file)
 and from a bare diff (its context lines)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Skips the earlier checks did not read: a Go build constraint given to a test file that
-existed (a file-wide skip, `app.guards.build_constraints.constraint_added`), node:test's
+existed (a file-wide skip, `app.guards.tamper.build_constraints.constraint_added`), node:test's
 `{ skip: ... }` option, and a skip from inside a JavaScript test (`this.skip()`, `t.skip()`).
 Real rule, real git."""
 

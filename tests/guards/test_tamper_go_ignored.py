@@ -1,4 +1,4 @@
-"""Go test files the go tool ignores (`app.guards.suite.collects_tests`): a name or a folder
+"""Go test files the go tool ignores (`app.guards.tamper.test_files.collects_tests`): a name or a folder
 starting with `_` or `.`, or a `testdata` folder. A test file renamed there no longer runs,
 though git shows no line of it."""
 

@@ -1,4 +1,4 @@
-"""`test-tamper` and JavaScript runners told to leave tests out (`app.guards.runner_config`):
+"""`test-tamper` and JavaScript runners told to leave tests out (`app.guards.tamper.runners.runner_config`):
 Jest's `testPathIgnorePatterns`, Vitest's `test.exclude`, Mocha's `ignore` and `spec`, and
 a runner's command given `-t`, `--grep ... --invert` or `--testPathIgnorePatterns`. Before,
 none was reported. Real rule, real git."""

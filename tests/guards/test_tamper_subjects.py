@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from app.guards.code_names import binds, is_distinctive, references
+from app.guards.tamper.code_names import binds, is_distinctive, references
 from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
 
 Change = Callable[[GitRepo], None]
