@@ -6,7 +6,7 @@ head tree and search them. A unified diff (`--diff`) has no trees; rules that ne
 judge from the diff alone, and where it cannot prove something, they assume the stricter case.
 
 The view is read lazily, only by the rules that need it and only for the few changes where the
-diff alone already shows the evidence is worth looking for (see `app.guards.tamper.exemptions.subjects`).
+diff alone already shows the evidence is worth looking for (see `app.guards.tamper.exemptions.evidence`).
 
 A view that cannot read a tree raises (`GitTrees` raises `GitFailed`): a file git cannot read
 is not an absent file, and a search that could not look everywhere found nothing. The engine

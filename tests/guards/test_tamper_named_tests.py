@@ -8,7 +8,7 @@ real rule over real git."""
 
 from __future__ import annotations
 
-from app.guards.tamper.exemptions.subjects import spells
+from app.guards.tamper.exemptions.named_subject import spells
 from tests.guards.conftest import GitRepo, edited, tamper
 from tests.guards.test_tamper_file_subjects import DATES
 

@@ -12,7 +12,7 @@ Pythons: `app.guards.tamper.exemptions.dropped_pythons`).
 
 Suites (a `describe`, a test class) stand for no test of their own and are left out. Removed
 tests a caller sets aside (`exempt`: tests removed with the code they tested, see
-`app.guards.tamper.exemptions.subjects`) are then taken out, as if they had not been removed: the rest of the
+`app.guards.tamper.exemptions.set_aside`) are then taken out, as if they had not been removed: the rest of the
 change is judged exactly as it would be without them.
 
 What is left unmatched in a file is set against the new tests the same file gains, a

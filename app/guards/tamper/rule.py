@@ -2,7 +2,7 @@
 code those tests exercise stays.
 
 Where removed tests went is worked out over the whole change by `app.guards.tamper.relocations`;
-which removed tests went with the code they tested, by `app.guards.tamper.exemptions.subjects`.
+which removed tests went with the code they tested, by `app.guards.tamper.exemptions.set_aside`.
 
 Reported:
 - a test file deleted, unless its tests are somewhere else now (a move, split or merge) or
@@ -60,7 +60,7 @@ helper) is removed.
 
 With the base and head trees (`--repo`, the Action, the check run, an implementer's
 worktree; never a bare `--diff`), removed tests are also set aside, as if they had not been
-removed, when (see `app.guards.tamper.exemptions.subjects` for the exact conditions):
+removed, when (see `app.guards.tamper.exemptions.set_aside` for the exact conditions):
 - their package went with them: a deleted test file whose directory, all of its source code
   deleted (not renamed, not added back elsewhere), no longer exists;
 - their subject went with them: the test uses a distinctive name (not `get`, `run`, `main`,
@@ -124,7 +124,7 @@ from app.guards.tamper.exemptions.case_skips import paid_skips
 from app.guards.tamper.exemptions.dropped_pythons import removal_floor, skipped_at_base
 from app.guards.tamper.exemptions.moved_skips import Travelled, travelled_skips
 from app.guards.tamper.exemptions.retyped import js_to_ts, suite_retyped
-from app.guards.tamper.exemptions.subjects import Exemptions
+from app.guards.tamper.exemptions.set_aside import Exemptions
 from app.guards.tamper.exemptions.vacuous import always_passing
 from app.guards.tamper.lang import Reader, javascript, plain_comment, reader_for
 from app.guards.tamper.lang.python import is_module
@@ -1177,7 +1177,7 @@ def _conditional_elsewhere_only(text: str) -> bool:
 def _added_alignments(change: FileChange, sides: _Sides) -> list[list[Line]]:
     """The added lines as the diff shows them and, read from the whole new file, as equally
     valid diffs would show them: each run slid down or up as far as the lines around it
-    repeat (`app.guards.tamper.exemptions.subjects.alignments`). A new test inserted above an old one, both
+    repeat (`app.guards.tamper.diffs.alignments`). A new test inserted above an old one, both
     under the same `@pytest.mark.skipif(`, may be shown as the old test's decorator added
     and the new test's kept; the new file is the same either way, and which of its skip
     lines is new is the alignment's choice, not the change's."""

@@ -32,11 +32,10 @@ from functools import cache
 
 from app.guards.changes import FileChange
 from app.guards.tamper.code_names import python_module
+from app.guards.tamper.conditions.projects import PROJECT_FILES, in_own_projects, pyproject_tables
 from app.guards.tamper.conditions.skip_conditions import Floor, Version
-from app.guards.tamper.exemptions.dropped_pythons import in_own_projects, pyproject_tables
 from app.guards.trees import Side, TreeView
 
-_PROJECT_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py"})
 _MINOR = re.compile(r"^Programming Language :: Python :: (\d+)\.(\d+)$")
 _POETRY_BACKEND = "poetry"
 
@@ -49,7 +48,7 @@ def newest_python(files: Sequence[FileChange], trees: TreeView | None) -> Floor:
     """The newest Python the base declares (module docstring); None when unknown. Read when
     first asked."""
 
-    touched = any(path in _PROJECT_FILES for c in files for path in (c.old_path, c.new_path))
+    touched = any(path in PROJECT_FILES for c in files for path in (c.old_path, c.new_path))
 
     @cache
     def newest() -> Version | None:

@@ -38,6 +38,7 @@ from functools import cache
 
 from app.guards.changes import FileChange, Line
 from app.guards.tamper.conditions.flags import Names
+from app.guards.tamper.conditions.projects import PROJECT_FILES
 from app.guards.tamper.lang.text import indent
 from app.guards.trees import TreeView
 
@@ -149,7 +150,6 @@ _OTHERS = {
 _REQUIRES_PYTHON = re.compile(
     r"""^\s*(?:requires-python|python_requires)\s*=\s*["']?\s*>=\s*(\d+)\.(\d+)\b"""
 )
-_PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 _VERSION_SUBJECT = "sys.version_info"
 _MAX_CHARS = 4000
 _MAX_LINES = 20
@@ -247,7 +247,7 @@ def supported_python(files: Sequence[FileChange], trees: TreeView | None) -> Flo
 
     @cache
     def floor() -> Version | None:
-        for name in _PROJECT_FILES:
+        for name in PROJECT_FILES:
             for change in files:
                 if change.old_path == name:
                     found = _floor_in(line.text for line in change.removed)

@@ -67,8 +67,8 @@ from typing import Any
 from app.guards.changes import FileChange
 from app.guards.tamper.code_names import python_module
 from app.guards.tamper.conditions.flags import flags
+from app.guards.tamper.conditions.projects import pyproject_tables
 from app.guards.tamper.conditions.skip_conditions import Floor, Version, dotted_name
-from app.guards.tamper.exemptions.dropped_pythons import pyproject_tables
 from app.guards.tamper.lang import reader_for
 from app.guards.tamper.lang.python import PYTHON
 from app.guards.trees import Side, TreeView

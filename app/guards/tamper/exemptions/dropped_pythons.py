@@ -30,24 +30,21 @@ from __future__ import annotations
 
 import ast
 import configparser
-import posixpath
 import re
-import tomllib
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
 from app.guards.changes import FileChange
 from app.guards.tamper.code_names import binding_count, python_module
 from app.guards.tamper.conditions.flags import flags
+from app.guards.tamper.conditions.projects import PROJECT_FILES, in_own_projects, pyproject_tables
 from app.guards.tamper.conditions.skip_conditions import Floor, Version, marker_skips_everywhere
 from app.guards.tamper.definitions import Definition
 from app.guards.tamper.lang.python import is_module
 from app.guards.tamper.relocations import SkippedAnyway
-from app.guards.tamper.test_files import is_test_path
 from app.guards.trees import TreeView
 
-_PROJECT_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py"})
 # One clause of a version specifier that is a lower bound: `>=3.9`, `>= 3.9.2`.
 _LOWER_BOUND = re.compile(r"^>=\s*(\d+)\.(\d+)(?:\.\d+)?$")
 
@@ -55,7 +52,7 @@ _LOWER_BOUND = re.compile(r"^>=\s*(\d+)\.(\d+)(?:\.\d+)?$")
 def removal_floor(files: Sequence[FileChange], trees: TreeView | None, base: Floor) -> Floor:
     """The oldest Python a removed test is judged against: the head's, when the change raises
     the floor `base` reads; else the base's."""
-    touched = any(path in _PROJECT_FILES for c in files for path in (c.old_path, c.new_path))
+    touched = any(path in PROJECT_FILES for c in files for path in (c.old_path, c.new_path))
 
     @cache
     def floor() -> Version | None:
@@ -68,28 +65,6 @@ def removal_floor(files: Sequence[FileChange], trees: TreeView | None, base: Flo
         return after
 
     return floor
-
-
-def in_own_projects(files: Sequence[FileChange], trees: TreeView) -> bool:
-    """Whether a test file the change touches lies under a folder with a project file of its
-    own (a package of a monorepo, at the base or the head): its Pythons are that project's,
-    so the root's floor raised (or the root's classifiers, `app.guards.tamper.conditions.classifiers`) say
-    nothing of them."""
-    folders = {
-        posixpath.dirname(path)
-        for side in ("base", "head")
-        for path in trees.listing(side, ".")
-        if posixpath.basename(path) in _PROJECT_FILES and "/" in path
-    }
-    return any(
-        path is not None and is_test_path(path) and _under_any(path, folders)
-        for change in files
-        for path in (change.old_path, change.new_path)
-    )
-
-
-def _under_any(path: str, folders: Collection[str]) -> bool:
-    return any(path.startswith(folder + "/") for folder in folders)
 
 
 def skipped_at_base(trees: TreeView | None, floor: Floor) -> SkippedAnyway:
@@ -198,17 +173,6 @@ def _other_floors(pyproject: dict[str, Any]) -> bool:
     return (isinstance(dependencies, dict) and "python" in dependencies) or (
         isinstance(flit, dict) and "metadata" in flit
     )
-
-
-def pyproject_tables(text: str | None) -> dict[str, Any] | None:
-    """A pyproject.toml's tables; empty for no file, None for one that does not parse (each
-    reader decides what an unreadable file means for it, always the stricter reading)."""
-    if text is None:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
-        return None
 
 
 def _setup_cfg_floor(text: str | None) -> Version | None:
