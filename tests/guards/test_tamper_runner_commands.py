@@ -1,6 +1,6 @@
 """Commands that run the suite made to pass whatever the tests say
-(`app.guards.tamper.runners.runner_commands`): a failure swallowed, the runner narrowed by its own options, a
-package.json `test` script replaced by an echo. Real rule, real git."""
+(`app.guards.tamper.runners.runner_commands`): a failure swallowed, the runner narrowed by its own
+options, a package.json `test` script replaced by an echo. Real rule, real git."""
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
 """Test functions under another name, read as the plain function they are: Ruby tests defined
-through a wrapper of the suite's own that runs its block (rack's `deprecated "title" do`, see
-`app.guards.tamper.ruby_wrappers`), and, below, JavaScript test functions under a name of the
-file's own that skips only off Linux: commander's `const testOrSkipOnWindows =
-process.platform === 'win32' ? test.skip : test;`, then `testOrSkipOnWindows('name', () =>
-{...})`.
+through a wrapper of the suite's own that runs its block (`deprecated "title" do`, see
+`ruby_wrappers`), and, below, JavaScript test functions under a name of the file's own that
+skips only off Linux: `const testOrSkipOnWindows = process.platform === 'win32' ? test.skip :
+test;`, then `testOrSkipOnWindows('name', () => {...})`.
 
 On Linux, where ourobot's sandbox and nearly every CI run the suite, such a name is the test
 function itself, so a test defined through it is a test that runs, exactly as `test(...)` is;
-a skip on Windows or macOS only is not tampering (see `app.guards.tamper.conditions.skip_conditions`). Without
+a skip on Windows or macOS only is not tampering (see `conditions.skip_conditions`). Without
 this, a test moved under the alias was not recognised at all and read as removed.
 
 Only what is proven is rewritten: an alias declared once in the file (never assigned again)
@@ -25,8 +24,8 @@ the rule reads the same text.
 The same choice written in place, `(cond ? it.skip : it)('name', ...)` (koa's socket-error
 test, skipped on Node 18), is read alike: as the plain `it(` when the condition picks it on
 Linux, else as the conditional skip it is, `it.skipIf(cond)(` (`it.skipIf(!(cond))(` when the
-skip is the second choice), which `app.guards.tamper.definitions` reads as a test that runs and
-`app.guards.tamper.rule` as a skip marker whose condition may hold. Before, such a line was
+skip is the second choice), which `definitions` reads as a test that runs and
+`rule` as a skip marker whose condition may hold. Before, such a line was
 no test at all: turning `it('name', ...)` into it was reported as the test removed (even on a
 Windows-only condition), and deleting it was not reported.
 """
@@ -235,7 +234,7 @@ class AliasedTrees:
         return "\n".join(rewrite(line, aliases, trusted=trusted) for line in lines)
 
     def wrappers(self, side: Side, names: set[str]) -> set[str]:
-        """Which of `names` are Ruby test wrappers on `side` (`app.guards.tamper.ruby_wrappers`)."""
+        """Which of `names` are Ruby test wrappers on `side` (`ruby_wrappers`)."""
         wanted = {name for name in names if (side, name) not in self._wrappers}
         if wanted:
             proven = ruby_wrappers.test_wrappers(self._trees, side, wanted)

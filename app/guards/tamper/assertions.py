@@ -1,6 +1,6 @@
 """Assertions switched off: commented out, reduced to their expression, replaced by one that
 always holds, or put under a condition that never holds or a handler that swallows their
-failure (part of the `test-tamper` rule; the blocks are read by `app.guards.tamper.dead_checks`)."""
+failure (part of the `test-tamper` rule; the blocks are read by `dead_checks`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ _LINE_COMMENT = re.compile(r"^(#|//)\s*")
 def disabled_assertions(change: FileChange) -> list[Tamper]:
     """An assertion line replaced by itself commented out, or a Python `assert x` by `x`; where
     the change takes an assertion out, an assertion added that always holds (`assert True or
-    x`, `expect(true).toBe(true)`: `app.guards.tamper.dead_checks`)."""
+    x`, `expect(true).toBe(true)`: `dead_checks`)."""
     reader = reader_for(change.path)
     removed = {line.text.strip() for line in change.removed if reader.checks(line.text)}
     if not removed:
@@ -44,7 +44,7 @@ def disabled_assertions(change: FileChange) -> list[Tamper]:
 def dead_assertions(change: FileChange, shown: Sequence[Line]) -> list[Tamper]:
     """An added `if False:` (`if (false) {`, ...), or a `try` whose handler swallows failures,
     over assertions that were in the file before: unchanged lines, or lines taken out and put
-    back (`app.guards.tamper.dead_checks`)."""
+    back (`dead_checks`)."""
     reader = reader_for(change.path)
     added = {line.number for line in change.added}
     removed = {line.text.strip() for line in change.removed if reader.checks(line.text)}

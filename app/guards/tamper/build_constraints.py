@@ -31,7 +31,7 @@ _BUILD_LINE = re.compile(r"^//go:build\s+(?P<expr>.+?)\s*$")
 _PLUS_BUILD = re.compile(r"^//\s*\+build\s+(?P<expr>.+?)\s*$")
 _TOKEN = re.compile(r"\s*(\(|\)|!|&&|\|\||[\w.]+)")
 _RELEASE_TAG = re.compile(r"^go(\d+)\.(\d+)$")
-# Where the suite runs (`app.guards.tamper.conditions.skip_conditions`): Linux on x86_64, built by gc. `cgo`
+# Where the suite runs (`conditions.skip_conditions`): Linux on x86_64, built by gc. `cgo`
 # depends on the environment, and any other tag on the command line (`-tags`): unknown.
 _ON_LINUX = frozenset({"linux", "unix", "amd64", "gc"})
 _ELSEWHERE = frozenset(

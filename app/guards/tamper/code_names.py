@@ -1,7 +1,7 @@
 """Names in source code, read as text: what a line defines, whether a line still binds a name,
 and which project names a piece of test code uses.
 
-Used by the exemptions (`app.guards.tamper.exemptions`) to tell a test removed with the code it tested from a test
+Used by the exemptions (`exemptions`) to tell a test removed with the code it tested from a test
 removed while that code stays. Everything errs the same way: when a line might define or bind
 a name, it is taken to (the name is still there), and generic names are never a test's
 subject. Python test code is read with `ast` (never executed); other languages by tokens.

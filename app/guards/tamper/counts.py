@@ -3,7 +3,7 @@ when the trees are at hand.
 
 A definition stands for one test, a parametrized Python test for one per case of its literal
 `parametrize` lists, a Go test for one per subtest it runs directly (`t.Run`, a loop of them
-counting one: `app.guards.tamper.lang.go`), and a suite (a `describe` or test class that holds tests)
+counting one: `lang.go`), and a suite (a `describe` or test class that holds tests)
 for none: its tests are counted on their own. From the diff alone, only what the changed lines
 show can be read, and common edits then look like removals:
 - a case added to the list of a test whose header the change does not touch (a removed test

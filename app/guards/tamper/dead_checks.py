@@ -2,7 +2,7 @@
 holds or a handler that swallows their failure, or replaced by one that always holds.
 
 - A **dead block**: the lines under an added `if`, `elif` or `while` whose condition is false
-  where the suite runs, read as a skip's condition is (`app.guards.tamper.conditions.skip_conditions`): a
+  where the suite runs, read as a skip's condition is (`conditions.skip_conditions`): a
   literal (`if False:`, `if 0:`, `while None:`, Go's `if false {`, JavaScript's `if (false)
   {`, `!true`, `1 == 2`) or a platform test (`if sys.platform == "win32":`), to the end of the
   block, read by braces or indentation on the whole new file (or as much as a diff shows). An

@@ -1,6 +1,6 @@
 """The test definitions in a run of added or removed lines: their names, bodies, assertions,
 ends and parametrized cases, each read by the file's language reader
-(`app.guards.tamper.lang`).
+(`lang`).
 
 Everything here reads text only; nothing is imported or executed.
 """

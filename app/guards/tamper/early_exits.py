@@ -2,7 +2,7 @@
 the session is ended) while it collects or sets up, and no test is reported failed because no
 test ran. No marker is added and no test removed, so the other checks see nothing.
 
-Reported, on lines the change adds to test material (`app.guards.tamper.test_files.is_test_path`):
+Reported, on lines the change adds to test material (`test_files.is_test_path`):
 
 - Python, where it runs when pytest imports the module (outside every function and class;
   under an `if`, a loop, a `try` or a `with` of the top level too, but not under `if __name__

@@ -1,6 +1,6 @@
 """Python tests pytest no longer collects while their definition stays, or collects less
 surely where a test moved (part of the `test-tamper` rule, read by
-`app.guards.tamper.runners.collection`)."""
+`runners.collection`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def hidden(
     change: FileChange, trees: TreeView | None, floor: Floor, newest: Floor | None = None
 ) -> list[Tamper]:
     """Tests a Python module still defines but pytest no longer collects
-    (`app.guards.tamper.runners.collection`): in a test module, read whole on both sides with the trees,
+    (`runners.collection`): in a test module, read whole on both sides with the trees,
     else from the changed lines; in any Python file, a class that held tests made
     `__test__ = False` while a class in another file inherits it. A new file hid nothing
     that ran."""
@@ -78,7 +78,7 @@ def moved_out_of_collection(
     """A Python test moved to another test module, where pytest collects it less surely than
     it did where it was: into a class pytest does not collect (not `Test*`, given `__init__`
     or `__test__ = False`), under `if False:`, nested in a function. Read with the trees:
-    each file's tests, whole, on its side (`app.guards.tamper.runners.collection.levels`)."""
+    each file's tests, whole, on its side (`runners.collection.levels`)."""
     if trees is None:
         return []
     read: dict[tuple[Side, int], dict[int, int] | None] = {}

@@ -2,7 +2,7 @@
 
 A skip, xfail, ignore or disabled marker added to a test that existed before, in its file or
 in the file it moved to, directly or on a suite around it, unless it cannot apply where the
-suite runs (`app.guards.tamper.conditions`); a focused test (`it.only`, `fit`), which skips
+suite runs (`conditions`); a focused test (`it.only`, `fit`), which skips
 every other. Which skip lines are new is read as any equally valid diff would show it (each
 run of added lines slid as far as the lines around it repeat); a skip reworded, or moved
 with its test (`exemptions.moved_skips`), or a case's skip mark moved into its test
@@ -78,7 +78,7 @@ class Sides:
         return self._read[side]
 
     def names(self, side: Side) -> Names:
-        """What the platform flags of the file's side stand for (`WIN`, `app.guards.tamper.conditions.flags`)."""
+        """What the platform flags of the file's side stand for (`WIN`, `conditions.flags`)."""
         if side not in self._names:
             path = self._path(side) or ""
             self._names[side] = flags(self.trees, side, path, self._text(side))
@@ -86,7 +86,7 @@ class Sides:
 
     def needs_missing(self, side: Side, number: int) -> bool:
         """Whether the skip on line `number` of the file's side fires only when a package the
-        project installs for its tests is missing (`app.guards.tamper.conditions.dependency_skips`)."""
+        project installs for its tests is missing (`conditions.dependency_skips`)."""
         if not is_module(self._path(side) or ""):
             return False
         module = self._module(side)
@@ -150,7 +150,7 @@ def markers(
 
 def _case_marks_moved(skips: list[Tamper], sides: Sides) -> list[Tamper]:
     """The new skips left once skip marks the change takes off parametrized cases pay for the
-    skips moved into their test's body under those cases (`app.guards.tamper.exemptions.case_skips`). Python
+    skips moved into their test's body under those cases (`exemptions.case_skips`). Python
     only, with both whole files."""
     base, head = sides.whole("base"), sides.whole("head")
     if not skips or base is None or head is None or not is_module(sides.change.path):
@@ -168,9 +168,9 @@ def _case_marks_moved(skips: list[Tamper], sides: Sides) -> list[Tamper]:
 
 def _gates_restated(skips: list[Tamper], change: FileChange, sides: Sides) -> list[Tamper]:
     """Skips under an `if` whose condition the change takes off a `return` in the same file:
-    express `61421a8` made `if (method === 'query' && shouldSkipQuery(...)) return`, which
-    left the test undefined there, an `if (...) { this.skip() }` in the test. The same
-    condition kept the test from running before; only where it is checked moved."""
+    an `if (cond) return` that left a test undefined where `cond` holds, made an `if (cond) {
+    this.skip() }` in the test. The same condition kept the test from running before; only
+    where it is checked moved."""
     gated = gated_returns(change.removed)
     head = sides.whole("head")
     if not gated or head is None:
@@ -289,7 +289,7 @@ def _elsewhere_only(
 
 def _conditional_elsewhere_only(text: str) -> bool:
     """Whether a conditional skip (`it.skipIf(cond)(...)`, `it.runIf(cond)(...)`) skips only
-    off Linux: its condition, read as in `app.guards.tamper.conditions.skip_conditions`, is false on Linux for
+    off Linux: its condition, read as in `conditions.skip_conditions`, is false on Linux for
     `skipIf`, true for `runIf`."""
     match = javascript.CONDITIONAL_SKIP.search(text)
     if match is None:
@@ -301,7 +301,7 @@ def _conditional_elsewhere_only(text: str) -> bool:
 def _added_alignments(change: FileChange, sides: Sides) -> list[list[Line]]:
     """The added lines as the diff shows them and, read from the whole new file, as equally
     valid diffs would show them: each run slid down or up as far as the lines around it
-    repeat (`app.guards.tamper.diffs.alignments`). A new test inserted above an old one, both
+    repeat (`diffs.alignments`). A new test inserted above an old one, both
     under the same `@pytest.mark.skipif(`, may be shown as the old test's decorator added
     and the new test's kept; the new file is the same either way, and which of its skip
     lines is new is the alignment's choice, not the change's."""

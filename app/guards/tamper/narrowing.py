@@ -1,6 +1,6 @@
 """pytest told to collect less: configuration, scripts and hooks that leave tests out or
 change what their outcome reports, judged by what they leave out where both trees can be
-read (part of the `test-tamper` rule, `app.guards.tamper.rule`)."""
+read (part of the `test-tamper` rule, `rule`)."""
 
 from __future__ import annotations
 

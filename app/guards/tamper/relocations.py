@@ -8,17 +8,17 @@ An added test can stand for a removed one only in the same file or in a file the
 collects: a test "moved" into a fixture or helper file is gone. Removed tests that were skipped
 anyway are not counted (they ran nowhere): unconditionally, or by a version condition that
 holds on every Python the project supports (after the change, for a change that drops old
-Pythons: `app.guards.tamper.exemptions.dropped_pythons`).
+Pythons: `exemptions.dropped_pythons`).
 
 Suites (a `describe`, a test class) stand for no test of their own and are left out. Removed
 tests a caller sets aside (`exempt`: tests removed with the code they tested, see
-`app.guards.tamper.exemptions.set_aside`) are then taken out, as if they had not been removed: the rest of the
+`exemptions.set_aside`) are then taken out, as if they had not been removed: the rest of the
 change is judged exactly as it would be without them.
 
 What is left unmatched in a file is set against the new tests the same file gains, a
 parametrized test counting one per literal case, a Go test one per subtest, and a suite (a
 `describe`, a test class) none; with the trees, counted from the whole files, so that the cases
-gained or lost by tests the change does not touch count too (`app.guards.tamper.counts`), as do those
+gained or lost by tests the change does not touch count too (`counts`), as do those
 a test carried on gains or loses. A file whose removed tests mostly (at least three in four)
 went to other files is a move, split or merge: its few leftovers (tests renamed and edited on
 the way) may also be set against new tests other collected files gain beyond their own needs.
@@ -47,7 +47,7 @@ from app.guards.tamper.test_files import collects_tests, is_conftest, is_test_pa
 Exempt = Callable[[Mapping[int, Sequence[Definition]]], Mapping[int, set[int]]]
 
 # Given a removed test file's old path and its removed tests, the header lines of those a
-# skip kept from running on every supported Python (`app.guards.tamper.exemptions.dropped_pythons`).
+# skip kept from running on every supported Python (`exemptions.dropped_pythons`).
 SkippedAnyway = Callable[[str, Sequence[Definition]], set[int]]
 
 # Share of a file's removed tests that must have gone to other files for it to be a move.
@@ -93,9 +93,9 @@ def relocate(
     """Where every removed test went. `floor`, the oldest Python the project supports, lets
     a test skipped on all of them count as skipped (its decorators read from the diff; read
     from the base by `skipped`, when given), and so do the files of `unbuilt` (Go test files
-    no supported Go builds, `app.guards.tamper.build_constraints`); `counts` says how many tests each
+    no supported Go builds, `build_constraints`); `counts` says how many tests each
     definition stands for (parametrized cases, suites), from the whole files where the trees
-    are at hand (`app.guards.tamper.counts`), else from the diff."""
+    are at hand (`counts`), else from the diff."""
     removed = {
         index: definitions(change.removed, change.old_line_count, reader_for(change.old_path))
         for index, change in enumerate(files)

@@ -1,5 +1,5 @@
-"""Ruby tests defined through a wrapper of the suite's own, read as the `it` they are: rack's
-and rack-test's `deprecated "title" do ... end`, from a helper
+"""Ruby tests defined through a wrapper of the suite's own, read as the `it` they are:
+`deprecated "title" do ... end`, from a helper
 
     def self.deprecated(*args, &block)
       it(*args) do
@@ -13,8 +13,8 @@ and rack-test's `deprecated "title" do ... end`, from a helper
     end
 
 Such a call defines a test that runs its block, exactly as `it` does; without this, turning
-`it "title" do` into `deprecated "title" do` (rack cfbc0113a, rack-test 0b0285ed8) was read as
-the test removed, and a test deleted from under the wrapper was not seen at all.
+`it "title" do` into `deprecated "title" do` was read as the test removed, and a test deleted
+from under the wrapper was not seen at all.
 
 Only a wrapper proven to run its block, unconditionally, is read so. The tree of the side
 being read (base or head) defines it once, in a Ruby file of the tests, as `def self.NAME(*args,

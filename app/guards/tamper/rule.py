@@ -1,8 +1,8 @@
 """The `test-tamper` rule: making a red suite green by removing or silencing tests while the
 code those tests exercise stays.
 
-Where removed tests went is worked out over the whole change by `app.guards.tamper.relocations`;
-which removed tests went with the code they tested, by `app.guards.tamper.exemptions.set_aside`.
+Where removed tests went is worked out over the whole change by `relocations`;
+which removed tests went with the code they tested, by `exemptions.set_aside`.
 
 Reported:
 - a test file deleted, unless its tests are somewhere else now (a move, split or merge) or
@@ -14,33 +14,33 @@ Reported:
   one per `t.Run` subtest directly in its body (a loop over a table of them one), and a suite
   (`describe`, a test class) counting none, its tests being counted; with the trees, cases are
   read from the whole files, those gained or lost by tests the change does not touch included
-  (`app.guards.tamper.counts`);
+  (`counts`);
 - a test that keeps its name (or moves) but loses every assertion, both bodies in the change;
 - an assertion commented out, or a Python `assert` reduced to its bare expression;
 - skip, xfail, ignore and disabled markers added to tests that existed before, in their file
   or in the file (even a new one) they moved to, directly or on a suite around them (pytest,
   unittest, Jest/Mocha/Jasmine, Go, Rust, JUnit, RSpec/minitest), unless the skip cannot apply
   where the suite runs: only on platforms other than Linux (`skipif(sys.platform ==
-  "win32")`, or a platform flag standing for it, `skipif(WIN)`: `app.guards.tamper.conditions.flags`) or
+  "win32")`, or a platform flag standing for it, `skipif(WIN)`: `conditions.flags`) or
   machines other than x86_64, only on a free-threaded build (`Py_GIL_DISABLED`), only on
   Pythons older than the oldest the project supports (`requires-python` at the base) or newer
-  than the newest it declares (its classifiers at the base: `app.guards.tamper.conditions.classifiers`), or only
-  when a package the project installs for its tests is missing (`app.guards.tamper.conditions.dependency_skips`,
+  than the newest it declares (its classifiers at the base: `conditions.classifiers`), or only
+  when a package the project installs for its tests is missing (`conditions.dependency_skips`,
   with the trees). A
   condition cut short by the diff is read whole from the file, when the trees are at hand;
 - focused tests (`it.only`, `fit`), which skip every other test;
 - a Python test hidden from pytest while its definition stays: `__test__ = False`, a later
   definition of the same name, the name rebound or deleted, the definition under `if False:`,
   nested in a function or moved into a class pytest does not collect
-  (`app.guards.tamper.runners.collection`);
+  (`runners.collection`);
 - pytest configuration narrowing collection (`--deselect`, `--ignore`, `-k "not ..."`,
   `collect_ignore`). A conftest.py's `collect_ignore` is keyed by the paths it lists,
   resolved from its folder; ignoring a file the change adds, that no test moved into,
   narrows nothing. With the trees, a change to a root configuration (any line of it) is
   judged by the test files it leaves out, each side read as pytest reads it
-  (`app.guards.tamper.runners.pytest_config.reaches`); so is a test file moved where the head's
+  (`runners.pytest_config.reaches`); so is a test file moved where the head's
   configuration does not collect it. So are Jest, Vitest and Mocha settings and commands
-  that leave tests out (`app.guards.tamper.runners.runner_config`).
+  that leave tests out (`runners.runner_config`).
 
 Which skip lines are new is read as any equally valid diff would show it (each run of added
 lines slid as far as the lines around it repeat); a skip in a function that is not a test (a
@@ -51,16 +51,16 @@ file only added to; a test renamed, moved to another collected test file, or fol
 parametrized test (new or existing); a suite renamed, or dropped while its tests stay or move;
 removing a test that was skipped anyway (unconditionally, or by a version condition true on
 every Python the project supports: after the change, for a change that drops old Pythons,
-`app.guards.tamper.exemptions.dropped_pythons`); a skip reworded, or moved with its test to another file
-(`app.guards.tamper.exemptions.moved_skips`), or a case's skip mark moved into its test under an `if` on that
-case (`app.guards.tamper.exemptions.case_skips`); a narrowing restated (an `--ignore` or `-k "not ..."`
+`exemptions.dropped_pythons`); a skip reworded, or moved with its test to another file
+(`exemptions.moved_skips`), or a case's skip mark moved into its test under an `if` on that
+case (`exemptions.case_skips`); a narrowing restated (an `--ignore` or `-k "not ..."`
 is keyed by what it narrows, not by the line around it); tests in `conftest.py` (pytest never
 collects them). A test that "moves" into a file the runner does not collect (a fixture, a
 helper) is removed.
 
 With the base and head trees (`--repo`, the Action, the check run, an implementer's
 worktree; never a bare `--diff`), removed tests are also set aside, as if they had not been
-removed, when (see `app.guards.tamper.exemptions.set_aside` for the exact conditions):
+removed, when (see `exemptions.set_aside` for the exact conditions):
 - their package went with them: a deleted test file whose directory, all of its source code
   deleted (not renamed, not added back elsewhere), no longer exists;
 - their subject went with them: the test uses a distinctive name (not `get`, `run`, `main`,
@@ -74,9 +74,9 @@ removed, when (see `app.guards.tamper.exemptions.set_aside` for the exact condit
   go, whatever else they call;
 - they are exact duplicates of a test that stays (same body, header but for the name,
   decorators and enclosing suite), or, for a Python test, of a twin of the same name and
-  imports in another test file the change leaves alone (`app.guards.tamper.exemptions.twins`);
+  imports in another test file the change leaves alone (`exemptions.twins`);
 - the change takes back an earlier commit's change to the code, whole, and they were written
-  by that commit (a revert; `app.guards.tamper.exemptions.reverts`). This one reads the history: a worktree
+  by that commit (a revert; `exemptions.reverts`). This one reads the history: a worktree
   judged against a tree gets none of it.
 """
 
@@ -277,7 +277,7 @@ def _held_tests(trees: TreeView | None, path: str) -> bool:
 def _leaves_discovery(old: str, new: str, retyped: Callable[[str], bool]) -> bool:
     """Whether a renamed test file stops looking like one to a test runner (`.py.bak`,
     `test_x.py` -> `x.py`, out of `tests/`, into `test/fixtures/`, `.js` -> `.ts` unless the
-    whole suite moved to a runner that reads TypeScript: `app.guards.tamper.exemptions.retyped`)."""
+    whole suite moved to a runner that reads TypeScript: `exemptions.retyped`)."""
     if not is_test_path(new):
         return True
     if is_test_module(old) and not is_test_module(new):
@@ -315,7 +315,7 @@ def _new_side(change: FileChange, sides: Sides) -> list[Line]:
 def _returns(
     change: FileChange, shown: Sequence[Line], sides: Sides, existed: set[str]
 ) -> list[Tamper]:
-    """Returns added to a test that existed that end it early (`app.guards.tamper.early_returns`):
+    """Returns added to a test that existed that end it early (`early_returns`):
     read on the whole new file, or on what the diff shows."""
     message = "early return added to a test (the rest of it never runs)"
     base = sides.whole("base") if sides.trees is not None else None

@@ -3,7 +3,7 @@ trove classifier, read at the base.
 
 A skip that holds only on Pythons newer than that (`skipif(sys.version_info >= (3, 14))` where
 the classifiers stop at 3.13) cannot apply where the suite runs, on a Python the project
-supports (`app.guards.tamper.conditions.skip_conditions`). The base's: a change cannot declare its own way out
+supports (`conditions.skip_conditions`). The base's: a change cannot declare its own way out
 (drop 3.14 from the classifiers, or list classifiers where there were none, to excuse a skip
 it adds). The head's only ever raises it: a change to a project file that declares a newer
 Python (adds 3.14 while skipping a test there) loses the test on a Python it declares, and one

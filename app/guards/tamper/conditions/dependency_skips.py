@@ -13,7 +13,7 @@ Four shapes, each firing only when importing a package fails:
   before that import or in an `except ImportError:` of the same `try` (loguru's
   `mypy_api is None`). `name is None` is then true exactly when the import failed; so is
   `not name` for a plain `import` (a module is never false). The rest of the condition is
-  read as `app.guards.tamper.conditions.skip_conditions` reads any (`or` with an environment variable may hold;
+  read as `conditions.skip_conditions` reads any (`or` with an environment variable may hold;
   a `skipif`'s positional conditions are one `or`);
 - a statement directly in a branch of an `if` whose condition, read the same way, never
   takes that branch (uvicorn's `if not HAVE_TRUSTME: pytest.skip(...)` in a fixture).
@@ -34,7 +34,7 @@ attribute assigned (`conftest.HAVE_TRUSTME = False`) or in a string (`setattr(mo
 "HAVE_TRUSTME", False)`, `globals()["mypy_api"]`) anywhere in the module is none.
 
 Every module such a `try` imports must be one the project installs for its tests
-(`app.guards.tamper.conditions.test_dependencies`): an import of the project's own code may fail by the
+(`conditions.test_dependencies`): an import of the project's own code may fail by the
 change's own doing, and skip the test whatever it tests. A package's top-level module imports
 wherever the package is installed; a submodule or a name taken from it (`mypy.api`, `from
 pytest_codspeed import BenchmarkFixture`) may not (`from pytest import no_such_name` always

@@ -3,7 +3,7 @@
 
 Projects seldom spell the platform out in every skip; they name it once (click's
 `WIN = sys.platform.startswith("win")` in `click/_compat.py`) and import the name into their
-tests (`from click._compat import WIN`). `flags` lets `app.guards.tamper.conditions.skip_conditions` read such a
+tests (`from click._compat import WIN`). `flags` lets `conditions.skip_conditions` read such a
 name as the expression it stands for, from the tree the condition is read from, when nothing
 can make it stand for anything else:
 

@@ -19,7 +19,7 @@ PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 def in_own_projects(files: Sequence[FileChange], trees: TreeView) -> bool:
     """Whether a test file the change touches lies under a folder with a project file of its
     own (a package of a monorepo, at the base or the head): its Pythons are that project's,
-    so the root's floor raised (or the root's classifiers, `app.guards.tamper.conditions.classifiers`) say
+    so the root's floor raised (or the root's classifiers, `conditions.classifiers`) say
     nothing of them."""
     folders = {
         posixpath.dirname(path)

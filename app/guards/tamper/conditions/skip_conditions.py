@@ -7,7 +7,7 @@ project that requires Python 3.10), so the test it marks ran nowhere.
 Where the suite runs is taken to be Linux on x86_64 (ourobot's sandbox, and the usual CI
 runner), with the standard CPython build, on a Python the project declares: from the oldest
 it supports (`requires-python`) to the newest its trove classifiers name
-(`app.guards.tamper.conditions.classifiers`), both read at the base (the head only ever raising the newest).
+(`conditions.classifiers`), both read at the base (the head only ever raising the newest).
 
 Understood: platform conditions (`sys.platform`, `os.name`, `platform.system()`,
 `platform.python_implementation()`, `sys.implementation.name`, `platform.machine()`, Go's
@@ -19,9 +19,9 @@ the standard CPython the suite runs on); `sys.version_info` (or a slice of it) c
 tuple of integers, against the oldest Python the project supports when that is known and,
 where the suite runs, the newest it declares (a slice of it only from the start, keeping major
 and minor); a project's own platform or version flag (`WIN`, `PY_3_10_PLUS`,
-`app.guards.tamper.conditions.flags`) as what it stands for; all combined with `and`/`or`/`not` and
+`conditions.flags`) as what it stands for; all combined with `and`/`or`/`not` and
 `bool(...)`; each only where the test module's `sys`, `platform`, `os`, `sysconfig`, `pytest`
-and `unittest` are the real modules, unpatched (`app.guards.tamper.conditions.flags`). pytest's `skipif` and
+and `unittest` are the real modules, unpatched (`conditions.flags`). pytest's `skipif` and
 `xfail` skip when any of their positional conditions holds. Any other condition (an installed
 package, an environment variable, a flag that cannot be read) may hold wherever the suite
 runs, so it is not "elsewhere only". The text is parsed with `ast`, never evaluated.
@@ -166,7 +166,7 @@ class _Assumptions:
     """What is taken as known when judging a condition: Linux on x86_64 with the standard
     CPython build (where the suite runs), the oldest Python the project supports, the newest
     it declares (where the suite runs: only with `linux`), and what the module's platform
-    flags stand for (`WIN`, `app.guards.tamper.conditions.flags`)."""
+    flags stand for (`WIN`, `conditions.flags`)."""
 
     linux: bool
     floor: Floor | None
@@ -330,7 +330,7 @@ def condition_false_on_linux(
     """Whether a condition (Python's spelling, or Go's and JavaScript's `===`, `&&`, `!`) is
     false on Linux with the standard CPython build (on every Python from `floor` to `newest`,
     when given): `process.platform === 'win32'` is. `names` says what the project's own bare
-    names stand for (`app.guards.tamper.conditions.flags`)."""
+    names stand for (`conditions.flags`)."""
     expression = _parse(_from_c_like(text))
     linux = _Assumptions(linux=True, floor=floor, names=names, newest=newest)
     return expression is not None and _truth(expression, linux) is False
@@ -527,7 +527,7 @@ def _startswith_truth(node: ast.expr, assumptions: _Assumptions) -> bool | None:
 def _standard(subject: str, assumptions: _Assumptions) -> bool:
     """Whether the module a subject or marker is read from (`sys` of `sys.platform`, `pytest`
     of `pytest.mark.skipif`) is the standard one where the condition is written: not one of
-    the test module's own making, nor one it patches (`app.guards.tamper.conditions.flags`). A condition read
+    the test module's own making, nor one it patches (`conditions.flags`). A condition read
     without its module is taken as written."""
     names = assumptions.names
     return names is None or names.standard(subject)

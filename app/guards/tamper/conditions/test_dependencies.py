@@ -3,7 +3,7 @@
 A skip that fires only when such a package is missing (`pytest.importorskip("mock")`, a module
 skipped in the `except ImportError:` of its import) cannot fire where the suite runs with the
 project's test requirements installed, as a skip on Windows only cannot fire on Linux
-(`app.guards.tamper.conditions.dependency_skips` reads those skips). What counts as installed for the tests:
+(`conditions.dependency_skips` reads those skips). What counts as installed for the tests:
 
 - `[project] dependencies` of the root pyproject.toml, its `[project.optional-dependencies]`
   named `test`, `tests`, `testing` or `dev`, and its `[dependency-groups]` (PEP 735) of those
@@ -229,8 +229,8 @@ def _conftest_runs_more(
     on an added line of the head's file: a call outside the body of a fixture that is not
     `autouse` (at import, in a hook), other than the real pytest's declarations and skips and
     `importlib.util.find_spec`; a relative import, or one of the project's own code the change
-    touches. uvicorn 23deb2bd8792 (a fixture skipped) and 8239373ec649 (a fixture's `params`
-    marked `skipif(not find_spec("wsproto"))`) add none."""
+    touches. A fixture skipped, or a fixture's `params` marked `skipif(not
+    find_spec("wsproto"))`, adds none."""
     path = change.new_path
     if path is None or posixpath.basename(path) != "conftest.py" or not change.added:
         return False

@@ -1,22 +1,22 @@
-"""A parametrized case's skip mark moved into its test's body: werkzeug's "upgrade watchdog"
-turned `pytest.param("watchdog", marks=[require_watchdog])` into the plain case `"watchdog"`
-and put `if reloader_type == "watchdog": pytest.importorskip("watchdog")` in the test. The
-skip in the body applies to the very cases the mark skipped, so it is a rewording, as a skip
-decorator made a skip inside the same test is. Before, the mark taken off was no skip at all
-to the rule (a case's marks are read nowhere else), so it paid for nothing.
+"""A parametrized case's skip mark moved into its test's body: `pytest.param("watchdog",
+marks=[require_watchdog])` made the plain case `"watchdog"`, and `if reloader_type == "watchdog":
+pytest.importorskip("watchdog")` put in the test. The skip in the body applies to the very cases the
+mark skipped, so it is a rewording, as a skip decorator made a skip inside the same test is. Before,
+the mark taken off was no skip at all to the rule (a case's marks are read nowhere else), so it paid
+for nothing.
 
 Read from both whole files with `ast`, never run. A skip statement added inside a Python test
 is paid for by a case mark the change takes off when:
 - it sits in the body of an `if A == V:` (or `V == A`) within the test's own statements (not
   in a nested function), A a parameter of the test that nothing in it binds again (no
-  assignment, loop, `with ... as`, `global`; `app.guards.tamper.code_names.binding_count`), V a
+  assignment, loop, `with ... as`, `global`; `code_names.binding_count`), V a
   literal;
 - at the head, the test's own decorators parametrize A alone, once, over literal values (a
   `pytest.param` of one literal included), not `indirect`: the guard then holds for exactly
   the cases whose value equals V;
 - at the base, the test of that name (its class included) parametrized A the same way, and
   every case whose value equals V carried a skip or xfail mark (`pytest.mark.skip`,
-  `skipif`, `xfail`, or a name the module binds once to one: `app.guards.tamper.conditions.named_markers`)
+  `skipif`, `xfail`, or a name the module binds once to one: `conditions.named_markers`)
   that may hold on Linux;
 - at the head, those cases no longer all carry one. Each mark taken off pays for one skip.
 
@@ -45,7 +45,7 @@ from app.guards.trees import Side
 # tells `1`, `True` and `"1"` apart).
 Case = tuple[str, str, str]
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
-# What a side's platform flags stand for (`WIN`: `app.guards.tamper.conditions.flags`), read when asked.
+# What a side's platform flags stand for (`WIN`: `conditions.flags`), read when asked.
 Sides = Callable[[Side], Names]
 _SKIP_MARK = re.compile(r"^pytest\.mark\.(?:skip|skipif|xfail)\b")
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

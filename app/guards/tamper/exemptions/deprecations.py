@@ -1,10 +1,9 @@
 """Removed Python tests that checked only a deprecation warning the change took out of the code.
 
-starlette's `test_exception_middleware_deprecation` expects a `DeprecationWarning` from
-importing `ExceptionMiddleware` through `starlette.exceptions`, and checks nothing else; the
-change deletes the module `__getattr__` that warned and gave the old name. attrs'
-`test_hash_is_deprecated` checks only that `hash=` warns; the change deletes the `if hash is
-not None:` block that warned. Kept, each test would fail: what it checked is gone, on purpose.
+A test that expects a `DeprecationWarning` from an old import path, or from an old argument,
+and checks nothing else; the change deletes the module `__getattr__` that warned and gave the
+old name, or the `if hash is not None:` block that warned. Kept, the test would fail: what it
+checked is gone, on purpose.
 
 A removed test (every line of it deleted) is set aside when, with the whole trees:
 

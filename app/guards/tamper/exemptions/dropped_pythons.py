@@ -6,8 +6,8 @@ A change that raises the project's floor ("Drop Python 3.8": `python_requires = 
 Such a test is set aside when, at the base, a skip on it holds on every Python from the
 head's floor on: its own `skipif`/`skipIf`/`skipUnless` decorator, a `pytest.mark.skipif` on
 a class around it, or the module's `pytestmark`, each condition read as in
-`app.guards.tamper.conditions.skip_conditions` (a version flag, `PY_3_10_PLUS = sys.version_info[:2] >= (3,
-10)`, as what it stands for, by the rules of `app.guards.tamper.conditions.flags`, in the base tree).
+`conditions.skip_conditions` (a version flag, `PY_3_10_PLUS = sys.version_info[:2] >= (3,
+10)`, as what it stands for, by the rules of `conditions.flags`, in the base tree).
 
 The head's floor, here only: keeping the test would skip it on every Python the head
 supports, so its removal takes nothing from the suite that the floor itself does not (and an

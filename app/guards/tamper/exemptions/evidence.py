@@ -1,5 +1,5 @@
 """What the trees show of the names a change deletes: the evidence the exemptions for tests
-removed with their code share (`app.guards.tamper.exemptions.set_aside`).
+removed with their code share (`exemptions.set_aside`).
 
 A test removed with the code it tested removes nothing the suite still needs; telling that
 from a test removed while its code stays takes the whole trees, not the diff: a name deleted

@@ -1,9 +1,8 @@
 """Removed tests that only loaded a file the change deletes.
 
-rack-test's `deprecated 'allows requiring rack/mock_session' do require 'rack/mock_session'
-end` checked that the deprecated file still loads; "Remove deprecated rack/mock_session file"
-deleted the file and the test. Kept, the test fails to load what is gone: what it checked,
-the file loading, is gone on purpose.
+A test whose body is `require 'rack/mock_session'` checks that a deprecated file still loads;
+a change that deletes the file deletes the test with it. Kept, the test fails to load what is
+gone: what it checked, the file loading, is gone on purpose.
 
 A removed test (every line of it deleted) is set aside, with the whole trees, when every
 statement of its body loads a file (Ruby `require`/`require_relative` of a literal path,

@@ -7,7 +7,7 @@ that ran (the moved test carries on a removed one), and the old file's lost skip
 a new skip elsewhere in that file.
 
 A skip has travelled when a test moved to another file (same name or body, see
-`app.guards.tamper.relocations`) and the very same marker line (stripped) is among the lines of
+`relocations`) and the very same marker line (stripped) is among the lines of
 both its old and its new definition, decorators included. Anything else about the skip
 (another condition, a skip the old test did not have) is judged as a new skip.
 """

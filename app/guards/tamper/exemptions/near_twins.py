@@ -1,16 +1,10 @@
 """Removed tests whose near twin stays: the same body but for one token, and that token gone.
 
-Sinatra's "Remove deprecated methods and options" removed
-
-    it "accepts #{method} requests with whitelisted Origin" do
-      mock_app do
-        use Rack::Protection::HttpOrigin, origin_whitelist: ['http://www.friend.com']
-    ...
-
-beside a test that stays with the same body but `permitted_origins` for `origin_whitelist`;
-and "Remove WEBrick" removed a test identical to the kept `'includes puma'` but for `'webrick'`.
-Everything the removed test checked, its twin still checks, but the handling of that one token,
-and the change took that token out of the code: the option (the server, the mode) is gone.
+A deprecated option removed with the test that passed it, beside a test that stays with the
+same body but the option's new name (`origin_whitelist` for `permitted_origins`), or a server
+dropped with the one test of a list that named it: everything the removed test checked, its
+twin still checks, but the handling of that one token, and the change took that token out of
+the code: the option (the server, the mode) is gone.
 
 A removed test (every line of it deleted) is set aside when, with the whole trees:
 

@@ -116,7 +116,7 @@ class PairedFiles:
 
     def freed(self, index: int, defs: Sequence[Definition]) -> set[int]:
         """The header lines of the tests of a deleted test file that go with a source file of
-        its stem the change deletes (`app.guards.tamper.exemptions.paired_files`): those that use a name the source
+        its stem the change deletes (`exemptions.paired_files`): those that use a name the source
         file defined, when every such name they use is gone (but the classes and modules the
         file only opened around what went)."""
         freed: set[int] = set()

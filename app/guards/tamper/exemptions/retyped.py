@@ -1,11 +1,11 @@
-"""A JavaScript test suite moved to TypeScript as a whole (ky's "Move to TypeScript": every
-`test/*.js` renamed `test/*.ts`).
+"""A JavaScript test suite moved to TypeScript as a whole (every `test/*.js` renamed
+`test/*.ts`).
 
 A test file renamed from `.js` to `.ts` may leave the runner's reach: a runner set up for
 JavaScript alone does not run `.ts` files. Such a rename is reported as a test file moved
 out of the test paths, unless, read with both trees:
 
-- no file a runner would collect as JavaScript tests (`app.guards.tamper.test_files.collects_tests`)
+- no file a runner would collect as JavaScript tests (`test_files.collects_tests`)
   is left at the head: the whole suite moved, so a runner that cannot read the new files
   finds no test at all, and AVA, Jest, Mocha and Vitest then fail the run;
 - and the head's root `package.json` says its runner reads TypeScript: AVA's `extensions`

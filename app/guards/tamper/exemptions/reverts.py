@@ -27,13 +27,13 @@ tests the later commit's code). The conditions on X's change:
 2. X's own lines go: in every source file X touched, the file is where X left it at the base,
    every non-blank line `git blame` at the base gives to X is among the lines the change
    deletes from it (as the diff aligns them or as an equally valid diff would:
-   `app.guards.tamper.diffs.alignments`), and a file X did not create still exists after the
+   `diffs.alignments`), and a file X did not create still exists after the
    change; deleting identical lines elsewhere in its place takes nothing back;
 3. X's removed lines come back: each line X left fewer times in a file, the change leaves in
    it as many times more (net counts, lines compared as they are, indentation included,
    trailing spaces not);
 4. not moved: fewer than half of the telling lines X added (net) are added anywhere in the
-   change (`app.guards.tamper.diffs.mostly_added`): X's code written again elsewhere is a move.
+   change (`diffs.mostly_added`): X's code written again elsewhere is a move.
 
 So a test written with a fix goes when the fix goes. What it cannot excuse: a test whose code
 stays as it was when the test was written (nothing of X's is taken back, or only part), a test

@@ -9,7 +9,7 @@ Telling these apart takes the whole trees (`exemptions.evidence`), so they hold 
 changes computed from a repository (`app.guards.trees`); a bare diff gets none.
 
 A removed test nothing else accounts for (not renamed, moved or folded into another:
-`app.guards.tamper.relocations`) is set aside when
+`relocations`) is set aside when
 1. its package went with it (`exemptions.package_gone`);
 2. its subject went with it (`exemptions.subject_gone`);
 3. its deleted file is named after a subject that went (`exemptions.file_subject`);

@@ -1,9 +1,8 @@
 """A removed Python test whose exact twin runs on in another test file the change leaves alone.
 
-Tests are moved in steps: click copied `test_confirm_repeat` into `tests/test_utils_2/
-test_confirm.py` in one commit and deleted the original from `tests/test_utils.py` in the next.
-The second commit removes a test, but the suite loses nothing: the same test, under the same
-name, runs in the other file, as it did before the change.
+Tests are moved in steps: copied into another test file in one commit, the original deleted
+in the next. The second commit removes a test, but the suite loses nothing: the same test,
+under the same name, runs in the other file, as it did before the change.
 
 `twin_runs_on` says so only when the twin is shown to be the same test run the same way:
 
@@ -30,7 +29,7 @@ name, runs in the other file, as it did before the change.
   [tool:pytest], `pyproject.toml` [tool.pytest.ini_options] or [tool.pytest], `pytest.toml`)
   lets it in: under one of its `testpaths`, under none of its `norecursedirs`, named by its
   `python_files`, no `--ignore`/`--deselect` in its `addopts`; a configuration that cannot
-  be read trusts no twin (`app.guards.tamper.runners.pytest_config`);
+  be read trusts no twin (`runners.pytest_config`);
 - the change touches no `conftest.py` anywhere and no pytest configuration file
   (`pytest.ini`, `tox.ini`, `setup.cfg`, `pyproject.toml`, ...), which could stop the twin
   from being collected or deselect it: such a change trusts no twin at all.

@@ -1,15 +1,15 @@
 """Removed tests that could only pass, so removing them cannot turn a red suite green.
 
-An AVA test whose whole body is `t.pass()` (got's `test('x', t => { t.pass(); })`, kept
-so that a file has a test on runtimes where the real ones are not registered) passes
-whatever the code does. Only AVA's: the same callback under Jest is `done`, whose `.pass()`
+An AVA test whose whole body is `t.pass()` (`test('x', t => { t.pass(); })`, kept so that a
+file has a test on runtimes where the real ones are not registered) passes whatever the code
+does. Only AVA's: the same callback under Jest is `done`, whose `.pass()`
 throws, and tape's test never ends without `t.end()`, so there a removal may hide a failure.
 The runner is read from the base file: the test must be called through the name the file
 binds to `ava`'s default export, bound once. An empty body is not vacuous under AVA, which
 fails a test that makes no assertion.
 
 (Go's empty tests, which always pass too, are read from the diff alone in
-`app.guards.tamper.relocations`: a Go test has no runner to tell apart.)
+`relocations`: a Go test has no runner to tell apart.)
 """
 
 from __future__ import annotations

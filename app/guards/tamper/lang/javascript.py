@@ -23,7 +23,7 @@ _MODIFIERS = (
 )
 # A test skipped on a condition, which is a definition too: vitest's `it.skipIf(cond)("name",
 # ...)` and `it.runIf(cond)(...)`, and the inline `(cond ? it.skip : it)("name", ...)`, which
-# `app.guards.tamper.aliases` spells that way. Not skipped anyway: where the condition does
+# `aliases` spells that way. Not skipped anyway: where the condition does
 # not hold the test runs, so removing it removes a test.
 CONDITIONAL_SKIP = re.compile(
     r"(?<![\w.$])(?:it|test|describe|context|specify|suite)\.(?P<how>skipIf|runIf)\s*"

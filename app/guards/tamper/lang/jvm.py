@@ -1,6 +1,6 @@
 """Java's and Kotlin's tests, as JUnit reads them: a `test` method (`void testX(`, `fun
 testX(`), `assertEquals` checks, `@Disabled` and `@Ignore`. Two languages, two readers: a
-Kotlin test file is not a Java one (`app.guards.tamper.exemptions.paired_files` pairs a test
+Kotlin test file is not a Java one (`exemptions.paired_files` pairs a test
 only with source of its own language)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ them share.
 The `test-tamper` rule asks a test file's language five things: which lines define a test and
 under what name; which lines check something (assertions); which lines skip, focus or
 disable tests (skip markers); where a block ends; and how many tests a definition stands for
-(parametrized cases, subtests). `Reader` is that interface; `app.guards.tamper.lang.reader_for`
+(parametrized cases, subtests). `Reader` is that interface; `lang.reader_for`
 finds a file's reader by its name. A language's knowledge lives in its module only
 (`python`, `javascript`, `go`, `ruby`, `rust`, `jvm`, `elixir`); a file in a language with no
 reader of its own is read by `mixed`, which asks all of them.

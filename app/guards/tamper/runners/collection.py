@@ -21,7 +21,7 @@ less surely, or not at all, while it is still bound where it was, or a definitio
 is still in the file that did not stand uncollected there at the base. A test that now runs
 under the same name in another class or at the top level of the same file (a move) is not
 hidden. A test whose definition is gone is the removal rules' business
-(`app.guards.tamper.relocations`), not this one's. At the base, a test a skip marker keeps from
+(`relocations`), not this one's. At the base, a test a skip marker keeps from
 running on Linux is not counted, and one a condition that cannot be read may skip counts as
 maybe collected: hiding it hides nothing more than was hidden where the suite runs.
 
@@ -262,7 +262,7 @@ class _Side:
 def hidden_tests(base: ast.Module, head: ast.Module, truths: tuple[Truth, Truth]) -> list[Finding]:
     """The tests the base's module collected that the head's still defines but collects less
     surely, each with the line that hides it and a message. `truths` reads a condition on
-    Linux at the base and at the head (`app.guards.tamper.conditions.skip_conditions`)."""
+    Linux at the base and at the head (`conditions.skip_conditions`)."""
     before, after = _read(base, truths[0], skips=True), _read(head, truths[1])
     found: list[Finding] = []
     gained = [t for t in after.tests.values() if t.level > _level(before, t.key)]

@@ -1,7 +1,7 @@
 """Whether pytest, run from the root of the repository, may collect a file: its default
 `norecursedirs` and what the root's pytest configuration says about folders and file names.
 
-Used by `app.guards.tamper.exemptions.twins` to trust only a twin that pytest runs. Strict rather than exact:
+Used by `exemptions.twins` to trust only a twin that pytest runs. Strict rather than exact:
 every configuration file at the root that has a pytest section is read, not only the one
 pytest would pick, and the default folders pytest skips are skipped even when a configuration
 replaces them. A configuration that cannot be read trusts no file.

@@ -14,8 +14,8 @@ removes was the same (a command restated or moved passes):
 - **narrowed by the runner's own options**: `go test -run <pattern>` or `-skip <pattern>`
   (not a benchmark run's `-run=- -bench=.`, nor a selection a removed line already made),
   `node --test` with `--test-name-pattern`, `--test-skip-pattern` or `--test-only` (Jest's,
-  Vitest's, Mocha's and AVA's are read in `app.guards.tamper.runners.runner_config`, pytest's in
-  `app.guards.tamper.rule`);
+  Vitest's, Mocha's and AVA's are read in `runners.runner_config`, pytest's in
+  `rule`);
 - **replaced by nothing**: a package.json `test` script that ran something and now only
   echoes, exits 0 or runs `true` (`"test": "echo ok"`).
 

@@ -9,7 +9,7 @@ Read as narrowing, each with what it narrows by (an "item"):
 - Mocha (`.mocharc.*`, the `"mocha"` key of a package.json): `ignore`, `exclude`, `spec`,
   `grep`, `fgrep`, `invert`;
 - AVA (`ava.config.*`, the `"ava"` key of a package.json): `match`, and `files`, which with
-  both trees is judged by the test files it runs (`app.guards.tamper.runners.ava_files`);
+  both trees is judged by the test files it runs (`runners.ava_files`);
 - a command that runs one of them (a package.json script, a Makefile, a shell script) with
   `--testPathIgnorePatterns`, `--testPathPattern`, `-t`/`--testNamePattern`,
   `--onlyChanged`, `--changedSince`, `--findRelatedTests`, `--exclude`, `--ignore`,
