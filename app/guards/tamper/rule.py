@@ -1,8 +1,13 @@
 """The `test-tamper` rule: making a red suite green by removing or silencing tests while the
 code those tests exercise stays.
 
-Where removed tests went is worked out over the whole change by `relocations`;
-which removed tests went with the code they tested, by `exemptions.set_aside`.
+This module reports removals and runs the parts, each a module of its own: skip and focus
+markers (`markers`), pytest told to collect less (`narrowing`), tests pytest no longer
+collects (`hidden`), assertions switched off (`assertions`), early returns and exits
+(`early_returns`, `early_exits`), the JavaScript runners' settings and the commands that run a
+suite (`runners`). Where removed tests went is worked out over the whole change by
+`relocations`; which removed tests are not tampering, by `exemptions.set_aside`. Each test
+file is read by its language's reader (`lang.reader_for`).
 
 Reported:
 - a test file deleted, unless its tests are somewhere else now (a move, split or merge) or
