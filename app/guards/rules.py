@@ -17,7 +17,7 @@ from app.guards.paths import (
 )
 from app.guards.result import Violation
 from app.guards.secrets_scan import scan_lines, scan_path
-from app.guards.test_tamper import find_tampering
+from app.guards.tamper.rule import find_tampering
 from app.repo_config import GuardsConfig
 
 # The shrink rule judges files of at least this many lines (DESIGN §3).

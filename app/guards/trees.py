@@ -5,8 +5,8 @@ worktree) is a `TreeChangeSet`: it carries a `TreeView` that can read any file o
 head tree and search them. A unified diff (`--diff`) has no trees; rules that need them then
 judge from the diff alone, and where it cannot prove something, they assume the stricter case.
 
-The view is read lazily, only by the rules that need it and only for the few changes where the
-diff alone already shows the evidence is worth looking for (see `app.guards.subjects`).
+The view is read lazily, only by the rules that need it and only for the few changes where the diff
+alone already shows the evidence is worth looking for (see `app.guards.tamper.exemptions.evidence`).
 
 A view that cannot read a tree raises (`GitTrees` raises `GitFailed`): a file git cannot read
 is not an absent file, and a search that could not look everywhere found nothing. The engine

@@ -1,5 +1,6 @@
-"""AVA told to leave tests out (`app.guards.runner_config`, `app.guards.ava_files`): its
-`match` option or setting, and `files` globs judged by the test files they stop running."""
+"""AVA told to leave tests out (`app.guards.tamper.runners.runner_config`,
+`app.guards.tamper.runners.ava_files`): its `match` option or setting, and `files` globs judged by
+the test files they stop running."""
 
 from __future__ import annotations
 

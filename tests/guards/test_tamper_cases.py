@@ -1,8 +1,8 @@
-"""`test-tamper` with parametrized cases read from the whole files (`app.guards.counts`): a test
-folded into an existing parametrized test, or a parametrized test renamed under unchanged
-decorators, is not a removal; and the ways a removal could hide behind cases still fail (a case
-that never runs, a case taken from another test, a bare `--diff`, an assertion padded into an
-existing test)."""
+"""`test-tamper` with parametrized cases read from the whole files (`app.guards.tamper.counts`): a
+test folded into an existing parametrized test, or a parametrized test renamed under unchanged
+decorators, is not a removal; and the ways a removal could hide behind cases still fail (a case that
+never runs, a case taken from another test, a bare `--diff`, an assertion padded into an existing
+test)."""
 
 from __future__ import annotations
 
@@ -42,20 +42,20 @@ def change_to(text: str, path: str = "tests/test_quote.py"):
 
 
 def test_a_test_folded_as_a_case_of_an_existing_parametrized_test_passes(repo: GitRepo):
-    # pip 5ed304d: the header and decorator of the parametrized test are unchanged lines, so
+    # The header and decorator of the parametrized test are unchanged lines, so
     # only the whole file shows the case that now stands for the removed test.
     assert tampered(repo, {"tests/test_quote.py": BEFORE}, change_to(FOLDED)) == []
 
 
 def test_a_parametrized_test_renamed_under_unchanged_decorators_counts_its_cases(repo: GitRepo):
-    # pip 7c2a1c1: renamed, one case added, and a separate test folded in as that case.
+    # Renamed, one case added, and a separate test folded in as that case.
     before = BEFORE.replace("def test_quote(", "def test_quote_old_name(")
     after = FOLDED.replace("def test_quote(", "def test_quote_new_name(")
     assert tampered(repo, {"tests/test_quote.py": before}, change_to(after)) == []
 
 
 def test_a_test_folded_into_a_same_named_parametrized_test_passes(repo: GitRepo):
-    # flask 69f9845: test_compact and test_pretty become test_compact with two cases.
+    # Test_compact and test_pretty become test_compact with two cases.
     before = (
         "def test_compact():\n    assert dumps(x, compact=True) == 'a'\n\n\n"
         "def test_pretty():\n    assert dumps(x, compact=False) == 'b'\n"

@@ -285,7 +285,7 @@ def test_testpaths_that_leave_existing_tests_out_are_narrowing(repo: GitRepo):
 
 
 def test_testpaths_that_hold_every_test_narrow_nothing(repo: GitRepo):
-    """requests' 2a6f290: a new pyproject.toml whose testpaths list every test folder."""
+    """A new pyproject.toml whose testpaths list every test folder."""
     config = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
     assert tamper(repo, SUITES, lambda r: r.write("pyproject.toml", config)) == []
 
@@ -312,7 +312,7 @@ MYPY_CASE = "def check(x: int) -> None:\n    reveal_type(x)\n"
 
 
 def test_norecursedirs_for_a_folder_the_change_adds_passes(repo: GitRepo):
-    """marshmallow 793470e: a new folder of mypy cases, kept out of pytest's way."""
+    """A new folder of mypy cases, kept out of pytest's way."""
 
     def change(r: GitRepo) -> None:
         r.write("tests/mypy_cases/test_types.py", MYPY_CASE)
@@ -322,7 +322,7 @@ def test_norecursedirs_for_a_folder_the_change_adds_passes(repo: GitRepo):
 
 
 def test_norecursedirs_moved_to_pyproject_unchanged_passes(repo: GitRepo):
-    """marshmallow 937141d: the pytest section moved from setup.cfg to pyproject.toml."""
+    """The pytest section moved from setup.cfg to pyproject.toml."""
 
     def change(r: GitRepo) -> None:
         r.remove("setup.cfg")
@@ -369,7 +369,7 @@ def test_norecursedirs_over_a_base_config_that_cannot_be_read_is_narrowing(repo:
 
 
 def test_narrowing_advice_in_an_ini_comment_passes(repo: GitRepo):
-    """httpie 7abddfe: a comment in pytest.ini suggesting `-m 'not ...'` to the reader."""
+    """A comment in pytest.ini suggesting `-m 'not ...'` to the reader."""
     config = (
         "[pytest]\nmarkers =\n    # to run without a full install:\n"
         "    # pytest -m 'not requires_installation'\n    requires_installation\n"
@@ -403,7 +403,7 @@ WHEELS = "[tool.cibuildwheel]\ntest-command = 'pytest -m \"not leaks\" {project}
 
 
 def test_deselecting_a_marker_only_new_tests_carry_passes(repo: GitRepo):
-    """multidict 9a32040: new leak tests, marked `leaks`, deselected in wheel builds."""
+    """New leak tests, marked `leaks`, deselected in wheel builds."""
     files = {**RED, "pyproject.toml": "[tool.cibuildwheel]\ntest-command = 'pytest'\n"}
     files["pytest.ini"] = "[pytest]\nmarkers =\n    slow: slow tests\n"
 
@@ -736,7 +736,7 @@ def test_a_narrowing_on_a_continuation_line_is_reported(
 
 
 def test_the_same_settings_in_pytests_native_table_narrow_nothing(repo: GitRepo):
-    """attrs 9b98a73: `[tool.pytest.ini_options]` made `[tool.pytest]`, `testpaths` kept; a
+    """`[tool.pytest.ini_options]` made `[tool.pytest]`, `testpaths` kept; a
     `bench/` folder outside it was never collected."""
     old = '[tool.pytest.ini_options]\naddopts = ["-ra"]\ntestpaths = "tests"\n'
     new = '[tool.pytest]\naddopts = ["-ra"]\ntestpaths = ["tests"]\n'

@@ -1,7 +1,7 @@
 """`test-tamper` and Python tests hidden from pytest while their definition stays
-(`app.guards.collection`): `__test__ = False`, a later definition of the same name, the name
-rebound or deleted, the definition wrapped where pytest does not look. Before, none of these
-was reported. Real rule, real git."""
+(`app.guards.tamper.runners.collection`): `__test__ = False`, a later definition of the same name,
+the name rebound or deleted, the definition wrapped where pytest does not look. Before, none of
+these was reported. Real rule, real git."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_a_test_hidden_from_pytest_is_reported(repo: GitRepo, base: str, head: s
 @pytest.mark.parametrize(
     "head",
     [
-        # Renamed out of `Test*` (flask 2eb2816 bundled two tests into `GreenletContextCopying`).
+        # Renamed out of `Test*` (two tests bundled into a class of another name).
         CLASS.replace("class TestRed:", "class RedChecks:"),
         CLASS.replace("class TestRed:", "class TestRed:\n    def __init__(self):\n        pass\n"),
         CLASS.replace("class TestRed:", "class TestRed(Helper):\n    __test__ = False\n"),
@@ -137,7 +137,7 @@ def test_a_test_class_pytest_no_longer_collects_is_reported(repo: GitRepo, head:
 
 
 def test_tests_a_skip_kept_from_running_on_linux_may_be_hidden(repo: GitRepo):
-    """rich 151276b: Windows-only tests, skipped by `pytestmark` off Windows, moved under
+    """Windows-only tests, skipped by `pytestmark` off Windows, moved under
     `if sys.platform == "win32":`."""
     marked = RED.replace(
         "\n\ndef test_red",
@@ -150,7 +150,7 @@ def test_tests_a_skip_kept_from_running_on_linux_may_be_hidden(repo: GitRepo):
 
 
 def test_a_conditional_skip_made_a_condition_of_definition_passes(repo: GitRepo):
-    """werkzeug efe558a: `@skipif(redis is None)` on a class, then the class defined under
+    """`@skipif(redis is None)` on a class, then the class defined under
     `if redis is not None:`; both may or may not run it."""
     base = CLASS.replace(
         "class TestRed:", "@pytest.mark.skipif(redis is None, reason='x')\nclass TestRed:"
@@ -233,7 +233,7 @@ def test_from_a_bare_diff_the_added_lines_are_read(repo: GitRepo, head: str, mes
 @pytest.mark.parametrize(
     "head",
     [
-        # werkzeug b519c7f: the generator idiom, in a test's body.
+        # The generator idiom, in a test's body.
         RED.replace("    assert True\n", "    def gen():\n        if 0:\n            yield None\n"),
         RED.replace("    assert True\n", "    test_dir = None\n    assert test_dir is None\n"),
     ],
@@ -280,7 +280,7 @@ def test_a_base_suite_whose_subclasses_set_their_own_flag_passes(repo: GitRepo):
 
 
 def test_a_data_class_outside_the_test_modules_may_set_dunder_test(repo: GitRepo):
-    """pip 8b24a66: `TestData.__test__ = False` in tests/lib/__init__.py, a class of paths."""
+    """`TestData.__test__ = False` in tests/lib/__init__.py, a class of paths."""
     data = "class TestData:\n    def __init__(self, root):\n        self.root = root\n"
 
     def change(r: GitRepo) -> None:
@@ -316,7 +316,7 @@ def test_a_test_moved_into_a_class_pytest_does_not_collect_is_reported(
 
 
 def test_a_module_that_does_not_parse_is_read_from_its_lines(repo: GitRepo):
-    """flask 1640679, a Python 2 module: `test_modified_url_encoding = None` in a class body
+    """A Python 2 module: `test_modified_url_encoding = None` in a class body
     under a condition is reported; a local of the same shape in a function is not."""
     py2 = CLASS.replace("import pytest\n", "import pytest\n\nprint 'python 2'\n")
     hidden = py2 + "\n    if not has_codec():\n        test_red = None\n"

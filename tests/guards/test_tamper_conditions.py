@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from app.guards.changes import Line
-from app.guards.skip_conditions import decorator_skips_everywhere
+from app.guards.tamper.conditions.skip_conditions import decorator_skips_everywhere
 from tests.guards.conftest import GitRepo, tamper
 
 PROJECT = '[project]\nname = "p"\nrequires-python = ">=3.10"\n'
@@ -43,7 +43,8 @@ def test_raising_requires_python_excuses_only_a_test_no_kept_python_ran(
     repo: GitRepo, bound: str, reported: bool
 ):
     """Raised to 3.12, the floor drops 3.10 and 3.11: a test skipped from 3.12 on ran only
-    there (`app.guards.dropped_pythons`), one skipped from 3.13 on also ran on 3.12."""
+    there (`app.guards.tamper.exemptions.dropped_pythons`), one skipped from 3.13 on also ran
+    on 3.12."""
     tests = (
         "import sys\n\nimport pytest\n\n\ndef test_kept():\n    assert True\n\n\n"
         f'@pytest.mark.skipif(sys.version_info >= {bound}, reason="x")\n'

@@ -1,4 +1,4 @@
-"""Assertions kept in the file but made to check nothing (`app.guards.dead_checks`): put
+"""Assertions kept in the file but made to check nothing (`app.guards.tamper.dead_checks`): put
 under an added `if False:` / `if false {`, or replaced by one that always holds. Real rule,
 real git."""
 
@@ -172,7 +172,7 @@ def test_a_condition_that_may_hold_makes_no_dead_block(repo: GitRepo, condition:
 
 
 def test_an_equality_of_an_object_with_itself_tests_its_eq(repo: GitRepo):
-    """pluggy ce8bdb9: `assert fc1 == fc1` checks `DistFacade.__eq__`."""
+    """`assert fc1 == fc1` checks `DistFacade.__eq__`."""
     path = "tests/test_calc.py"
     change = edited(path, "    assert total == 3\n", "    assert total == total\n")
     assert tamper(repo, {path: PY}, change) == []
@@ -186,7 +186,7 @@ def test_a_comment_put_beside_an_assertion_adds_no_assertion(repo: GitRepo):
 
 
 def test_a_block_only_re_indented_is_no_new_block(repo: GitRepo):
-    """commander b3e6795: tests wrapped in a new `describe`, their `if (process.platform ===
+    """Tests wrapped in a new `describe`, their `if (process.platform ===
     'win32') {` blocks re-indented with them."""
     path = "test/calc.test.js"
     base = JS.replace(

@@ -1,10 +1,9 @@
 """`test-tamper` and where the suite runs: on Linux on x86_64, on a Python the project declares,
-from its `requires-python` to the newest of its `Programming Language :: Python :: 3.X`
-classifiers, both read at the base (`app.guards.classifiers`). A skip on Pythons newer than
-any declared (loguru's `skipif(sys.version_info >= (3, 16))`, attrs' `xfail(PY_3_14_PLUS)`) or
-off x86_64 (yarl's `platform.machine() != "x86_64"`) still lets the test run there; one that
-holds on a declared Python, or where the classifiers cannot be read, is reported. Real rule,
-real git."""
+from its `requires-python` to the newest of its `Programming Language :: Python :: 3.X` classifiers,
+both read at the base (`app.guards.tamper.conditions.classifiers`). A skip on Pythons newer than any
+declared (loguru's `skipif(sys.version_info >= (3, 16))`, attrs' `xfail(PY_3_14_PLUS)`) or off
+x86_64 (yarl's `platform.machine() != "x86_64"`) still lets the test run there; one that holds on a
+declared Python, or where the classifiers cannot be read, is reported. Real rule, real git."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from app.guards.changes import Line
-from app.guards.skip_conditions import Version, decorator_skips_elsewhere_only
+from app.guards.tamper.conditions.skip_conditions import Version, decorator_skips_elsewhere_only
 from tests.guards.conftest import GitRepo, tamper
 
 CLASSIFIERS = "".join(
@@ -69,7 +68,7 @@ def files(project: str | None = PROJECT, name: str = "pyproject.toml") -> dict[s
 @pytest.mark.parametrize(
     "condition",
     [
-        "sys.version_info >= (3, 16)",  # loguru e17479bd0701
+        "sys.version_info >= (3, 16)",
         "sys.version_info >= (3, 14)",
         "sys.version_info[:2] > (3, 14)",
         "sys.version_info >= (3, 14, 1)",
@@ -92,7 +91,7 @@ def test_a_skip_on_undeclared_pythons_only_still_runs(repo: GitRepo, condition: 
         "sys.version_info >= (3, 8)",  # every Python the project supports
         "sys.version_info < (3, 9) or sys.version_info >= (3, 14)",  # 3.8 is declared
         "sys.version_info >= (3, 14) or os.environ.get('CI')",
-        "sys.version_info.minor == 14",  # not read (rich 655b5210cb14)
+        "sys.version_info.minor == 14",  # not read
     ],
 )
 def test_a_skip_on_a_declared_python_is_tampering(repo: GitRepo, condition: str):
@@ -282,7 +281,7 @@ def test_references(slots):
 def test_attrs_xfails_on_a_flag_for_an_undeclared_python_still_run(
     repo: GitRepo, project: str, expected: list[str]
 ):
-    """attrs 7373d88f9bef: `PY_3_14_PLUS` added to `attr/_compat.py` by the change itself (the
+    """`PY_3_14_PLUS` added to `attr/_compat.py` by the change itself (the
     flag is what the condition says; the classifiers, stopping at 3.13, are the base's), used
     by an `xfail` decorator and by an imperative `pytest.xfail` under `if PY_3_14_PLUS and
     not slots:`. While the classifiers list 3.14, both lose the test on a declared Python."""
@@ -330,7 +329,7 @@ MARKED = TESTS.replace(
 def test_a_marker_name_for_a_newer_python_is_read_against_the_classifiers(
     repo: GitRepo, project: str, reported: bool
 ):
-    """rich 655b5210cb14's `skip_py314 = pytest.mark.skipif(...)` applied as `@skip_py314`:
+    """A marker named once, `skip_py314 = pytest.mark.skipif(...)` applied as `@skip_py314`:
     while the classifiers list 3.14 the test is lost on a declared Python."""
     found = tamper(repo, files(project), lambda r: r.write("tests/test_loop.py", MARKED))
     assert bool(found) is reported, found
@@ -342,7 +341,6 @@ def test_a_marker_name_for_a_newer_python_is_read_against_the_classifiers(
 @pytest.mark.parametrize(
     ("condition", "reported"),
     [
-        # yarl 56150c80f167
         ('sys.platform != "linux" or platform.machine() != "x86_64"', False),
         ('platform.machine() == "aarch64"', False),
         ('platform.machine() in ("arm64", "aarch64")', False),

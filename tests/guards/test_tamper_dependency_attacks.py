@@ -1,7 +1,8 @@
 """Red team of the exemption for skips that fire only when a package installed for the tests is
-missing (`app.guards.test_dependencies`, `app.guards.dependency_skips`): each change below
-writes one of the three shapes so that it fires although the package is installed, or makes
-an installed package fail to import, and must still be reported. Real rule, real git."""
+missing (`app.guards.tamper.conditions.test_dependencies`,
+`app.guards.tamper.conditions.dependency_skips`): each change below writes one of the three shapes
+so that it fires although the package is installed, or makes an installed package fail to import,
+and must still be reported. Real rule, real git."""
 
 from __future__ import annotations
 
@@ -192,7 +193,7 @@ def test_a_plugin_the_change_loads_first_is_reported(repo: GitRepo):
 
 
 CONFTEST = "import pytest\n"
-# uvicorn 8239373ec649: a fixture whose `params` are marked by what is installed, that imports
+# A fixture whose `params` are marked by what is installed, that imports
 # the project's own code it does not touch.
 PARAMETRIZED_FIXTURE = """\
 import importlib.util

@@ -1,8 +1,8 @@
-"""`test-tamper` and skips that fire only when a package is missing: `pytest.importorskip`, a
-skip in the `except ImportError:` of an import, a `skipif` on an import guard. Such a skip
-passes when the package is one the project installs for its tests, listed at the base and
-still at the head (`app.guards.test_dependencies`, `app.guards.dependency_skips`); any other
-is reported, as before. Real rule, real git."""
+"""`test-tamper` and skips that fire only when a package is missing: `pytest.importorskip`, a skip
+in the `except ImportError:` of an import, a `skipif` on an import guard. Such a skip passes when
+the package is one the project installs for its tests, listed at the base and still at the head
+(`app.guards.tamper.conditions.test_dependencies`, `app.guards.tamper.conditions.dependency_skips`);
+any other is reported, as before. Real rule, real git."""
 
 from __future__ import annotations
 
@@ -19,16 +19,16 @@ TESTS = (
     "import os\n\nimport mypy.api\nimport pytest\nfrom pytest_codspeed import BenchmarkFixture\n"
     "\n\ndef test_edit():\n    assert edit('a') == 'a'\n"
 )
-# pytest-mock 044011515bb1: an `importorskip` at the top of an existing test.
+# An `importorskip` at the top of an existing test.
 IMPORTORSKIP = TESTS.replace("():\n", '():\n    pytest.importorskip("mock")\n')
-# yarl 7ad86e83b0a3: a module skipped where its benchmark plugin does not import.
+# A module skipped where its benchmark plugin does not import.
 HANDLER_SKIP = TESTS.replace(
     "from pytest_codspeed import BenchmarkFixture\n",
     "\ntry:\n    from pytest_codspeed import BenchmarkFixture\nexcept ImportError:\n"
     '    pytestmark = pytest.mark.skip("pytest-codspeed needs to be installed")\n',
 )
 SKIPIF = '@pytest.mark.skipif(mypy_api is None, reason="needs mypy")\ndef test_edit'
-# loguru f3dc4c6622e0: the name bound to None in the `try`, before its import.
+# The name bound to None in the `try`, before its import.
 LOGURU_GUARD = TESTS.replace(
     "import mypy.api\n",
     "try:\n    mypy_api = None  # type: Optional[ModuleType]\n"
@@ -126,7 +126,7 @@ def test_the_shapes_on_a_package_listed_for_the_docs_only_are_reported(
 
 
 def test_a_package_the_change_itself_adds_to_the_requirements_is_reported(repo: GitRepo):
-    """pytest-mock 044011515bb1 lists `mock` in tox.ini in the same change: the base did not
+    """The change lists `mock` in tox.ini in the same change: the base did not
     install it, so the skip may fire where the suite ran before."""
     tox = "[testenv]\ndeps =\n    coverage\n"
     change = skipped(IMPORTORSKIP, {"tox.ini": tox + "    mock\n"})
@@ -135,7 +135,7 @@ def test_a_package_the_change_itself_adds_to_the_requirements_is_reported(repo: 
 
 
 def test_a_package_moved_to_another_requirements_file_passes(repo: GitRepo):
-    """yarl 7ad86e83b0a3 moves `pytest_codspeed==3.2.0` from requirements/test.txt to a new
+    """The change moves `pytest_codspeed==3.2.0` from requirements/test.txt to a new
     requirements/codspeed.txt that requirements/dev.txt includes: listed alike at the head."""
     files = {
         "requirements/test.txt": "pytest==8.3.5\npytest_codspeed==3.2.0\n",
@@ -266,7 +266,7 @@ def test_an_importorskip_taken_off_pays_for_no_other_skip(repo: GitRepo):
     assert reported(found) == ["skip marker added inside a test"]
 
 
-# uvicorn 23deb2bd8792: a flag set in the `try` of the imports, read in a test's body.
+# A flag set in the `try` of the imports, read in a test's body.
 FLAG_TRY = (
     "try:\n    import mock\n\n    HAVE_MOCK = True\nexcept ImportError:  # pragma: no cover\n"
     "    HAVE_MOCK = False\n"
@@ -278,7 +278,7 @@ FLAG_MARKER = TESTS.replace(
     "\n\n\ndef test_edit",
     "\n" + FLAG_TRY + '\n\n@pytest.mark.skipif(not HAVE_MOCK, reason="needs mock")\ndef test_edit',
 )
-# werkzeug 8720873853d0: a distribution's version, empty where it is not installed, read by a
+# A distribution's version, empty where it is not installed, read by a
 # marker the module names.
 VERSION_TRY = (
     'try:\n    mock_version: str = importlib.metadata.version("mock")\n'
@@ -307,7 +307,7 @@ VERSION_MARKER = TESTS.replace(
 def test_a_root_requirements_file_that_installs_the_project_counts(
     repo: GitRepo, requirements: str, head: str
 ):
-    """uvicorn 8239373ec649: `pytest.importorskip("wsproto")`, wsproto listed only in the root
+    """`pytest.importorskip("wsproto")`, wsproto listed only in the root
     requirements.txt that starts with `-e .[standard]`."""
     files = {
         "pyproject.toml": PROJECT,
@@ -358,7 +358,7 @@ def test_a_root_requirements_file_that_does_not_install_the_project_at_both_side
 def test_uvicorns_trustme_flag_in_a_fixture_passes_where_its_requirements_list_trustme(
     repo: GitRepo,
 ):
-    """uvicorn 23deb2bd8792 guards the imports of tests/conftest.py (the base imported them
+    """The change guards the imports of tests/conftest.py (the base imported them
     unguarded) with `HAVE_TRUSTME` and skips a fixture on it; trustme and cryptography are
     listed in the root requirements.txt, which installs the project."""
     imports = (
@@ -393,7 +393,7 @@ def test_uvicorns_trustme_flag_in_a_fixture_passes_where_its_requirements_list_t
 def test_werkzeugs_watchdog_version_stays_reported_where_the_change_uninstalls_watchdog(
     repo: GitRepo,
 ):
-    """werkzeug 8720873853d0 adds the `watchdog_version` skip and, in the same change, a tox
+    """The change adds the `watchdog_version` skip and, in the same change, a tox
     environment that runs `uv pip uninstall watchdog` first: there the skip fires."""
     tox = "[testenv]\ndeps =\n    mock\n"
     uninstall = tox + "\n[testenv:py314t]\ncommands_pre =\n    uv pip uninstall mock\n"

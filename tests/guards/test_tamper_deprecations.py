@@ -59,7 +59,7 @@ def _remove(make: str = WITHOUT_BLOCK, tests: str = KEPT):
 
 
 def test_a_warning_test_removed_with_the_block_that_warned_passes(repo: GitRepo):
-    """attrs f520d9a89: the test checked only that `hash=` warns, and the warning went."""
+    """The test checked only that `hash=` warns, and the warning went."""
     assert tamper(repo, FILES, _remove()) == []
 
 
@@ -144,7 +144,7 @@ def test_exception_middleware_deprecation():
 
 
 def test_a_module_shim_deleted_with_its_warning_test_passes(repo: GitRepo):
-    """starlette 856c904a6: the `__getattr__` shim deleted whole; `ExceptionMiddleware` stays
+    """The `__getattr__` shim deleted whole; `ExceptionMiddleware` stays
     in `pkg.middleware`."""
     files = {
         "pkg/__init__.py": "",

@@ -66,7 +66,7 @@ def messages(found: list[str]) -> list[str]:
 
 
 def test_a_test_that_ran_only_on_a_dropped_python_may_go_with_it(repo: GitRepo):
-    """multidict 25618ebc2864: `python_requires = >= 3.8` raised to 3.9."""
+    """`python_requires = >= 3.8` raised to 3.9."""
     assert tamper(repo, files(), drop()) == []
 
 
@@ -213,7 +213,7 @@ PRE_310 = "test 'test_match_args_pre_310' removed"
 
 
 def drop_39(make: str = MAKE, flag: str = "PY_3_10_PLUS", floor: str = "3.10"):
-    """attrs 9b98a730bf71: the floor raised, the flag and the pre-3.10 test removed."""
+    """The floor raised, the flag and the pre-3.10 test removed."""
 
     def change(r: GitRepo) -> None:
         r.write("pyproject.toml", PROJECT.replace("3.9", floor))
@@ -472,7 +472,7 @@ def _drop_allow(r: GitRepo) -> None:
 
 
 def test_version_info_imported_from_sys_is_read_as_sys_version_info(repo: GitRepo):
-    """more-itertools 6d5dee985: `from sys import version_info` and a bare `skipIf`; the test
+    """`from sys import version_info` and a bare `skipIf`; the test
     ran only on the Python the change drops."""
     files = {"setup.cfg": SETUP_CFG, "tests/test_recipes.py": UNITTEST_STYLE}
     assert tamper(repo, files, _drop_allow) == []

@@ -1,4 +1,4 @@
-"""Test code that ends the run before its tests, with success (`app.guards.early_exits`): an
+"""Test code that ends the run before its tests, with success (`app.guards.tamper.early_exits`): an
 exit at a test module's top level or anywhere in a conftest.py, a JavaScript test file's
 `process.exit`, a Go `TestMain` that never runs the tests. Real rule, real git; the bare diff
 reads the added lines."""
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from app.guards.early_exits import MESSAGE
+from app.guards.tamper.early_exits import MESSAGE
 from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
 
 PY = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"

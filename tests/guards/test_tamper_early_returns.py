@@ -1,5 +1,5 @@
 """A bare `return` added at the top of a test that existed ends it before its checks: a skip
-with no marker (`app.guards.early_returns`). Read with the repository (the whole new file)
+with no marker (`app.guards.tamper.early_returns`). Read with the repository (the whole new file)
 and from a bare diff (its context lines)."""
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_a_javascript_promise_returned_before_the_checks_ends_the_test(repo: Git
 
 
 def test_a_return_only_restated_was_there_before(repo: GitRepo):
-    """yargs 7ffb5e8: a formatter adds `;` to every line, `return` made `return;`."""
+    """A formatter adds `;` to every line, `return` made `return;`."""
     path = "test/calc.js"
     base = JS.replace("  const total", "  return;\n  const total")
     change = edited(path, "  return;\n", "  return; // unchanged\n")
@@ -183,7 +183,7 @@ SKIP_ON_TINYGO = (
 @pytest.mark.parametrize(
     ("predicate", "reported"),
     [
-        # logrus 9d6c8ec: true only on TinyGo, never where the suite runs.
+        # True only on TinyGo, never where the suite runs.
         (SKIP_ON_TINYGO, False),
         # True on the suite's own compiler.
         (SKIP_ON_TINYGO.replace('"tinygo"', '"gc"'), True),
@@ -255,7 +255,7 @@ TWO = (
 
 
 def test_a_return_reworded_in_its_own_test_replaces_the_old_one(repo: GitRepo):
-    """sinatra 1da8b56: `next if a or b or c` made `next if a or c`."""
+    """`next if a or b or c` made `next if a or c`."""
     path = "tests/test_calc.py"
     change = edited(path, "    if skip_one():\n", "    if skip_one() or skip_all():\n")
     assert tamper(repo, {path: TWO}, change) == []

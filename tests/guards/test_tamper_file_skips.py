@@ -1,5 +1,5 @@
 """Skips the earlier checks did not read: a Go build constraint given to a test file that
-existed (a file-wide skip, `app.guards.build_constraints.constraint_added`), node:test's
+existed (a file-wide skip, `app.guards.tamper.build_constraints.constraint_added`), node:test's
 `{ skip: ... }` option, and a skip from inside a JavaScript test (`this.skip()`, `t.skip()`).
 Real rule, real git."""
 
@@ -35,7 +35,7 @@ def test_a_constraint_that_may_leave_the_file_unbuilt_is_reported(repo: GitRepo,
         "//go:build linux && amd64",
         "//go:build unix || windows",
         "// +build linux,amd64 darwin",
-        # logrus 01de24c: TinyGo sets its own tag; gc, where the suite runs, does not.
+        # TinyGo sets its own tag; gc, where the suite runs, does not.
         "//go:build !tinygo",
     ],
 )
@@ -131,7 +131,7 @@ LOOP = (
 
 
 def test_a_skip_on_the_condition_a_removed_return_checked_is_a_rewording(repo: GitRepo):
-    """express 61421a8: the `return` that left the test undefined on that condition made a
+    """The `return` that left the test undefined on that condition made a
     `this.skip()` in the test on the same condition."""
     head = LOOP.replace("    if (method === 'query' && skipQuery()) return\n\n", "").replace(
         "function () {\n      check",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.guards.build_constraints import _evaluate
+from app.guards.tamper.build_constraints import _evaluate
 from tests.guards.conftest import GitRepo, tamper
 
 GO_MOD = "module example.com/m\n\ngo {version}\n"

@@ -1,5 +1,5 @@
-"""Go test files the go tool ignores (`app.guards.suite.collects_tests`): a name or a folder
-starting with `_` or `.`, or a `testdata` folder. A test file renamed there no longer runs,
+"""Go test files the go tool ignores (`app.guards.tamper.test_files.collects_tests`): a name or a
+folder starting with `_` or `.`, or a `testdata` folder. A test file renamed there no longer runs,
 though git shows no line of it."""
 
 from __future__ import annotations

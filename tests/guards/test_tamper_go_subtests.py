@@ -1,10 +1,10 @@
-"""`test-tamper` and Go subtests: a Go test counts one test per `t.Run(...)` statement directly
-in its body, as a parametrized Python test counts one per literal case, and a loop that runs
-`t.Run` over a literal table the test declares counts its rows (one, when the table is built
-elsewhere, a line of the loop may leave a row out, or the test may skip). Counted at the base
-and at the head alike: three tests folded into one test with five subtests is no removal (echo
-d5b32c6), a test with five subtests removed needs five back, and the subtests that tests the
-change leaves alone gain or lose count too."""
+"""`test-tamper` and Go subtests: a Go test counts one test per `t.Run(...)` statement directly in
+its body, as a parametrized Python test counts one per literal case, and a loop that runs `t.Run`
+over a literal table the test declares counts its rows (one, when the table is built elsewhere, a
+line of the loop may leave a row out, or the test may skip). Counted at the base and at the head
+alike: three tests folded into one test with five subtests is no removal, a test with five subtests
+removed needs five back, and the subtests that tests the change leaves alone gain or lose count
+too."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def removed(repo: GitRepo, before: str, after: str) -> list[str]:
 
 
 def test_three_tests_folded_into_one_test_with_five_subtests_pass(repo: GitRepo):
-    # echo d5b32c6: TestFormMultipartBind{TwoFiles,MultipleKeys,OneFile} became the five
+    # TestFormMultipartBind{TwoFiles,MultipleKeys,OneFile} became the five
     # subtests of TestBindMultipartFormFiles.
     after = HEAD + with_subtests("TestBindMultipartFormFiles", *FIVE)
     assert removed(repo, THREE, after) == []
@@ -102,7 +102,7 @@ def test_a_test_with_five_subtests_needs_five_tests_back(repo: GitRepo):
 
 
 def test_a_loop_over_a_literal_table_counts_its_rows(repo: GitRepo):
-    """echo c12cb08a8: TestLogger and TestLoggerIPAddress folded into table tests of 5 and
+    """TestLogger and TestLoggerIPAddress folded into table tests of 5 and
     22 rows, each row run by `t.Run`."""
     assert removed(repo, THREE, HEAD + with_table("TestBindFiles", rows=3)) == []
 
@@ -200,7 +200,7 @@ def benchmark(name: str) -> str:
 
 
 def test_a_benchmark_removed_is_no_test_removed(repo: GitRepo):
-    # logrus 3d55955: BenchmarkWith{,out}CallerTracing removed.
+    # BenchmarkWith{,out}CallerTracing removed.
     before = THREE + benchmark("BenchmarkWithCallerTracing") + benchmark("BenchmarkWithout")
     assert removed(repo, before, THREE) == []
 

@@ -50,7 +50,7 @@ WINDOWS = "process.platform === 'win32'"
 
 
 def test_a_node_version_skip_written_in_place_is_a_skip_not_a_removal(repo: GitRepo):
-    # koa's beb0b896a357: was "test 'should handle socket errors' removed". Node 18 is a
+    # Reported before as "test 'should handle socket errors' removed". Node 18 is a
     # version koa supported then, so the skip may hold where the suite runs: still reported.
     after = suite(f"({NODE18} ? it.skip : it)")
     found = tampered(repo, {PATH: suite("it")}, lambda r: r.write(PATH, after))
@@ -72,7 +72,7 @@ def test_a_skip_only_off_linux_written_in_place_passes(repo: GitRepo, opener: st
 
 
 def test_a_test_edited_under_an_unchanged_inline_skip_passes(repo: GitRepo):
-    # koa's ce6b3b6eeed0 rewrote the header's callback under the same choice.
+    # The header's callback rewritten under the same choice.
     before = suite(f"({NODE18} ? it.skip : it)").replace("(t, done)", "done")
     after = suite(f"({NODE18} ? it.skip : it)")
     assert tampered(repo, {PATH: before}, lambda r: r.write(PATH, after)) == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.guards.suite import definition_name
+from app.guards.tamper.lang import reader_for
 from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper, tampered
 
 
@@ -88,7 +88,7 @@ def test_a_new_skipped_split_test_call_in_an_old_file_passes(repo: GitRepo):
         ('it("says \\"hi\\" twice", () => {', 'says "hi" twice'),
         ("test('ends in a backslash \\\\', () => {", "ends in a backslash \\"),
         ("  it 'doesn\\'t parse' do", "doesn't parse"),
-        # The lines after the closing quote decide where a Ruby name ends (rack 7ff327f).
+        # The lines after the closing quote decide where a Ruby name ends.
         (
             '  it "respects priority #{global ? "globally" : "via config"}" do',
             'respects priority #{global ? "globally" : "via config"}',
@@ -96,11 +96,12 @@ def test_a_new_skipped_split_test_call_in_an_old_file_passes(repo: GitRepo):
     ],
 )
 def test_a_quoted_name_runs_to_the_first_quote_no_backslash_escapes(header: str, name: str):
-    assert definition_name(header) == name
+    path = "spec/a_spec.rb" if header.rstrip().endswith(" do") else "test/a.test.js"
+    assert reader_for(path).test_name(header) == name
 
 
 def test_a_removed_test_whose_name_escapes_a_quote_is_reported_by_its_whole_name(repo: GitRepo):
-    # chalk 2ca015c: the name was cut at the escaped quote, `don\`.
+    # The name was cut at the escaped quote, `don\`.
     kept = "test('detect a simple term', t => {\n\tt.is(blue('foo'), 'x');\n});\n"
     gone = "\ntest('don\\'t replace blue in xterm', t => {\n\tt.is(blue('foo'), 'y');\n});\n"
     found = tampered(
@@ -148,7 +149,7 @@ def test_tests_moved_under_an_alias_that_skips_only_on_windows_pass(repo: GitRep
 
 
 def test_tests_moved_under_a_windows_alias_and_split_by_prettier_pass(repo: GitRepo):
-    # commander's a8ef5cf3e197: both at once.
+    # Both at once.
     after = aliased("process.platform === 'win32'", split=True)
     assert tampered(repo, {MOCK: PLAIN}, lambda r: r.write(MOCK, after)) == []
 
@@ -247,7 +248,7 @@ AVA = (
 
 
 def test_a_test_made_serial_is_not_removed(repo: GitRepo):
-    """execa 10fdc8b: `test(` became `test.serial(` under the same name."""
+    """`test(` became `test.serial(` under the same name."""
     serial = AVA.replace("test('all shows", "test.serial('all shows")
     assert tamper(repo, {"test/all.js": AVA}, lambda r: r.write("test/all.js", serial)) == []
 

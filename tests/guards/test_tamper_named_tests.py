@@ -8,7 +8,7 @@ real rule over real git."""
 
 from __future__ import annotations
 
-from app.guards.subjects import spells
+from app.guards.tamper.exemptions.named_subject import spells
 from tests.guards.conftest import GitRepo, edited, tamper
 from tests.guards.test_tamper_file_subjects import DATES
 
@@ -287,7 +287,7 @@ def _cases_without_watchgod(r: GitRepo) -> None:
 
 
 def test_a_test_whose_every_case_is_a_gone_class_goes_with_it(repo: GitRepo):
-    """uvicorn 3aa1d010d: `parametrize("reloader_class", [WatchGodReload])`, the class
+    """`parametrize("reloader_class", [WatchGodReload])`, the class
     deleted; the test also runs `BaseReload`, which stays."""
 
     def change(r: GitRepo) -> None:

@@ -122,7 +122,7 @@ def test_includes_webrick():
 
 
 def test_a_python_test_removed_with_the_value_it_tried_passes(repo: GitRepo):
-    """sinatra 4a558503a, in Python: the server list loses `webrick`."""
+    """The Ruby case in Python: the server list loses `webrick`."""
     files = {
         "app/__init__.py": "",
         "app/server.py": SERVER_PY,

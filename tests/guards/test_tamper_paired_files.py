@@ -104,7 +104,7 @@ def _drop_jwt(r: GitRepo) -> None:
 
 
 def test_a_middleware_deleted_with_its_test_file_passes(repo: GitRepo):
-    """echo fe2627778114: `JWT` is too short to be distinctive, and the tests also call
+    """`JWT` is too short to be distinctive, and the tests also call
     `NewContext` and `SetParamNames`, which stay; `jwt.go` is gone and so is every name it
     defined (a comment in `extractor.go` still says "JWT", which provides nothing)."""
     assert tamper(repo, ECHO, _drop_jwt) == []
@@ -408,7 +408,7 @@ def _drop_ordered_hash(r: GitRepo) -> None:
 
 
 def test_a_class_replaced_by_a_builtin_goes_with_its_spec(repo: GitRepo):
-    """thor ae4a3d50cd0d: `OrderedHash` gives way to Ruby's own `Hash` (a doc comment says
+    """`OrderedHash` gives way to Ruby's own `Hash` (a doc comment says
     `Hash::` where it said `OrderedHash::`, which is no rename to project code). The specs
     reach it through the `describe` around them; `Thor` and `CoreExt`, which the deleted file
     only opened, live on, and so does another class's `shift_pair`, which is not its code."""
@@ -523,7 +523,7 @@ def _drop_logger(r: GitRepo) -> None:
 
 
 def test_a_middleware_whose_autoload_is_left_behind_goes_with_its_spec(repo: GitRepo):
-    """rack 0700a9ca85f7: `autoload :Logger, "rack/logger"` stays, pointing at the deleted
+    """`autoload :Logger, "rack/logger"` stays, pointing at the deleted
     file (it provides nothing: using it fails to load); a comment mentions the standard
     library's Logger; the test also calls `Rack::Lint`, which stays."""
     assert tamper(repo, RACK, _drop_logger) == []

@@ -1,5 +1,5 @@
 """A test file renamed with its tests retitled, too changed for git to pair the two
-(`app.guards.relocations._renamed_apart`): the new file, in the same folder, pays for the
+(`app.guards.tamper.relocations._renamed_apart`): the new file, in the same folder, pays for the
 old one's tests when it shares enough of its lines, one to one; anything else is a deletion."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A JavaScript test suite moved to TypeScript as a whole (`app.guards.retyped`): renamed
-`.js` to `.ts` with a runner that reads TypeScript, it stays in reach; one file alone, or
+"""A JavaScript test suite moved to TypeScript as a whole (`app.guards.tamper.exemptions.retyped`):
+renamed `.js` to `.ts` with a runner that reads TypeScript, it stays in reach; one file alone, or
 with no runner said to read TypeScript, is still moved out of the test paths."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ real git repository."""
 
 from __future__ import annotations
 
-from app.guards.code_names import references
+from app.guards.tamper.code_names import references
 from tests.guards.conftest import GitRepo, tamper
 
 # -- what a Ruby test's names are --------------------------------------------------------

@@ -1,6 +1,6 @@
 """`test-tamper` and Ruby tests defined through a wrapper of the suite's own: rack's
 `deprecated "title" do`, whose helper runs the block inside `it(*args)` with warnings off. A
-test moved under such a wrapper still runs (rack cfbc0113a, rack-test 0b0285ed8); a wrapper
+test moved under such a wrapper still runs; a wrapper
 that drops the block, rescues its failure, runs it under a condition or is defined twice is
 no test function, and a test moved under it is reported as removed. Real rule, real git."""
 
@@ -50,7 +50,7 @@ def test_a_test_moved_under_a_wrapper_that_runs_it_is_no_removal(repo: GitRepo):
 
 
 def test_the_wrapper_may_come_with_the_change(repo: GitRepo):
-    """rack-test 0b0285ed8 added the helper in the same change."""
+    """The change adds the helper in the same change."""
 
     def change(r: GitRepo) -> None:
         r.write("test/helper.rb", WRAPPER)

@@ -1,12 +1,12 @@
 """Commands that run the suite made to pass whatever the tests say
-(`app.guards.runner_commands`): a failure swallowed, the runner narrowed by its own options, a
-package.json `test` script replaced by an echo. Real rule, real git."""
+(`app.guards.tamper.runners.runner_commands`): a failure swallowed, the runner narrowed by its own
+options, a package.json `test` script replaced by an echo. Real rule, real git."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.guards.runner_commands import NARROWED, REPLACED, SWALLOWED
+from app.guards.tamper.runners.runner_commands import NARROWED, REPLACED, SWALLOWED
 from tests.guards.conftest import GitRepo, edited, tamper
 
 PACKAGE = '{\n  "name": "calc",\n  "scripts": {\n    "test": "node --test"\n  }\n}\n'

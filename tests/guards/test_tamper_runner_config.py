@@ -1,7 +1,7 @@
-"""`test-tamper` and JavaScript runners told to leave tests out (`app.guards.runner_config`):
-Jest's `testPathIgnorePatterns`, Vitest's `test.exclude`, Mocha's `ignore` and `spec`, and
-a runner's command given `-t`, `--grep ... --invert` or `--testPathIgnorePatterns`. Before,
-none was reported. Real rule, real git."""
+"""`test-tamper` and JavaScript runners told to leave tests out
+(`app.guards.tamper.runners.runner_config`): Jest's `testPathIgnorePatterns`, Vitest's
+`test.exclude`, Mocha's `ignore` and `spec`, and a runner's command given `-t`, `--grep ...
+--invert` or `--testPathIgnorePatterns`. Before, none was reported. Real rule, real git."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def test_a_runner_told_to_leave_tests_out_is_reported(
             _package(scripts={"test": "mocha"}),
             _package(scripts={"test": "nyc --exclude test/fixtures mocha"}),
         ),
-        # `spec` widened: the default `test` still runs (yargs cd6e048).
+        # `spec` widened: the default `test` still runs.
         (".mocharc.json", "{}\n", '{\n  "spec": [\n    "build/test",\n    "test"\n  ]\n}\n'),
         (".mocharc.yml", MOCHARC, MOCHARC + "  - build/test\n"),
     ],
@@ -160,7 +160,7 @@ def test_a_runner_setting_that_leaves_no_test_out_passes(
 
 
 def test_a_jest_configuration_moved_to_its_own_file_passes(repo: GitRepo):
-    """commander c7d39ca: the `"jest"` key of package.json moved to jest.config.js."""
+    """The `"jest"` key of package.json moved to jest.config.js."""
     ignoring = {"testEnvironment": "node", "testPathIgnorePatterns": ["/node_modules/", "/e2e/"]}
     config = JEST.replace("'/node_modules/',", "'/node_modules/',\n    '/e2e/',")
 

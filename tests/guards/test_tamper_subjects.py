@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from app.guards.code_names import binds, is_distinctive, references
+from app.guards.tamper.code_names import binds, is_distinctive, references
 from tests.guards.conftest import GitRepo, by_rule, diff_result, tamper
 
 Change = Callable[[GitRepo], None]
@@ -620,7 +620,7 @@ def drop_execa_command(
         "export const execaCommand = createExeca(mapCommandAsync);\n", ""
     ),
 ) -> Change:
-    """execa 3ced394: `execaCommand()` removed, a one-line definition, with its tests."""
+    """`execaCommand()` removed, a one-line definition, with its tests."""
 
     def change(r: GitRepo) -> None:
         r.write(
@@ -748,7 +748,7 @@ test('bold is stripped', () => {
 
 
 def retarget_strip_color(to: str, defined: str = "") -> Change:
-    """commander 373f660: its own `stripColor` replaced by node's `stripVTControlCharacters`
+    """Its own `stripColor` replaced by node's `stripVTControlCharacters`
     at every call, and its test file deleted."""
 
     def change(r: GitRepo) -> None:
@@ -921,7 +921,7 @@ def test_legacy_parse_dates():
 
 
 def test_a_subject_imported_inside_the_test_is_its_subject(repo: GitRepo):
-    """pytest-xdist 00dc8eeaf: `from xdist.remote import remote_initconfig` in the test's
+    """`from xdist.remote import remote_initconfig` in the test's
     body, the function deleted with it. What the import binds is the test's own; what it
     imports is the project's code the test runs."""
     files = {**BASE, "tests/test_dates.py": LOCAL_IMPORT_TESTS}
@@ -970,7 +970,7 @@ def test_names_imported_inside_a_test_from_the_standard_library_are_not_the_proj
 def test_a_comment_line_provides_no_subject_a_string_or_code_does(
     repo: GitRepo, mention: str, kept: bool
 ):
-    """rack-test 4b6d2cfc6: `csrf` left only in a comment of the head's code. A comment runs
+    """`csrf` left only in a comment of the head's code. A comment runs
     and defines nothing; a string may be looked up by name, and code uses it."""
 
     def change(r: GitRepo) -> None:

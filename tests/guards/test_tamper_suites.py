@@ -46,7 +46,7 @@ def test_a_unittest_class_turned_into_pytest_functions_passes(repo: GitRepo):
 
 
 def test_tests_moved_to_another_file_under_another_suite_pass(repo: GitRepo):
-    # axios 7f12366: createError.spec.js deleted, its tests now under 'core::AxiosError' in a
+    # CreateError.spec.js deleted, its tests now under 'core::AxiosError' in a
     # new file with tests of its own (not a rename as git sees it).
     moved = [it("creates", "a()"), it("serializes", "b()")]
 

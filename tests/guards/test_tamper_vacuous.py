@@ -1,5 +1,5 @@
-"""Removed tests that could only pass (`app.guards.vacuous`): an AVA test whose body is
-`t.pass()` goes without a finding; the same shape under another runner, or any test that
+"""Removed tests that could only pass (`app.guards.tamper.exemptions.vacuous`): an AVA test whose
+body is `t.pass()` goes without a finding; the same shape under another runner, or any test that
 checks something, is still reported."""
 
 from __future__ import annotations

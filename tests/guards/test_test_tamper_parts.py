@@ -7,8 +7,15 @@ from __future__ import annotations
 import pytest
 
 from app.guards.changes import Line
-from app.guards.skip_conditions import body_skip_elsewhere_only, decorator_skips_elsewhere_only
-from app.guards.suite import collects_tests, definitions, is_assertion
+from app.guards.tamper.conditions.skip_conditions import (
+    body_skip_elsewhere_only,
+    decorator_skips_elsewhere_only,
+)
+from app.guards.tamper.definitions import definitions
+from app.guards.tamper.lang import MIXED, reader_for
+from app.guards.tamper.lang.javascript import JAVASCRIPT
+from app.guards.tamper.lang.python import PYTHON
+from app.guards.tamper.test_files import collects_tests
 from tests.guards.conftest import by_rule, diff_result
 
 
@@ -52,7 +59,7 @@ def test_a_python_definition_has_its_whole_body_when_the_run_holds_it():
         "",
         "def helper():",
     )
-    (found,) = definitions(lines, last_line=None)
+    (found,) = definitions(lines, None, PYTHON)
     assert (found.name, found.body, found.assertions, found.end, found.cases) == (
         "test_a",
         ("value = make(tmp_path)", "assert value == 1"),
@@ -64,14 +71,14 @@ def test_a_python_definition_has_its_whole_body_when_the_run_holds_it():
 
 def test_a_body_cut_by_the_run_is_unknown_unless_the_file_ends_there():
     lines = run("def test_a():", "    assert f()")
-    assert definitions(lines, last_line=None)[0].body is None
-    assert definitions(lines, last_line=5)[0].body is None
-    assert definitions(lines, last_line=2)[0].body == ("assert f()",)
+    assert definitions(lines, None, PYTHON)[0].body is None
+    assert definitions(lines, 5, PYTHON)[0].body is None
+    assert definitions(lines, 2, PYTHON)[0].body == ("assert f()",)
 
 
 def test_a_braced_body_ends_at_its_closing_line():
     lines = run("it('a', () => {", "  expect(f()).toBe(1)", "})", "it('b', () => {")
-    first = definitions(lines, last_line=None)[0]
+    first = definitions(lines, None, JAVASCRIPT)[0]
     assert (first.body, first.end, first.assertions) == (("expect(f()).toBe(1)", "})"), 3, 1)
 
 
@@ -86,30 +93,32 @@ def test_parametrized_cases_multiply_and_unreadable_lists_count_once():
         "def test_a(a, b, c):",
         "    assert a",
     )
-    assert definitions(lines, last_line=8)[0].cases == 6
+    assert definitions(lines, 8, PYTHON)[0].cases == 6
 
 
 def test_a_broken_parametrize_decorator_counts_once():
     lines = run('@pytest.mark.parametrize("a", [1, 2', "def test_a(a):", "    assert a")
-    assert definitions(lines, last_line=3)[0].cases == 1
+    assert definitions(lines, 3, PYTHON)[0].cases == 1
 
 
 @pytest.mark.parametrize(
-    ("text", "checks"),
+    ("path", "text", "checks"),
     [
-        ("    assert x == 1", True),
-        ("    self.assertEqual(a, b)", True),
-        ("  expect(a).toBe(1)", True),
-        ('\tif err != nil { t.Fatalf("x") }', True),
-        ("\texpectSuccess(out, err, t)", True),
-        ("    check_output(result)", True),
-        ("    with pytest.raises(ValueError):", True),
-        ("    value = parse(x)", False),
-        ("    print(result)", False),
+        ("tests/test_a.py", "    assert x == 1", True),
+        ("tests/test_a.py", "    self.assertEqual(a, b)", True),
+        ("test/a.test.js", "  expect(a).toBe(1)", True),
+        ("a_test.go", '\tif err != nil { t.Fatalf("x") }', True),
+        ("a_test.go", "\texpectSuccess(out, err, t)", True),
+        ("tests/test_a.py", "    check_output(result)", True),
+        ("tests/test_a.py", "    with pytest.raises(ValueError):", True),
+        ("tests/test_a.py", "    value = parse(x)", False),
+        ("tests/test_a.py", "    print(result)", False),
     ],
 )
-def test_what_counts_as_an_assertion(text: str, checks: bool):
-    assert is_assertion(text) is checks
+def test_what_counts_as_an_assertion(path: str, text: str, checks: bool):
+    assert reader_for(path).checks(text) is checks
+    # A file of a language with no reader of its own is read by every reader.
+    assert MIXED.checks(text) is checks
 
 
 @pytest.mark.parametrize(
