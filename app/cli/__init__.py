@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "app.cli.config_cmd",
     "app.cli.guards_cmd",
     "app.cli.review_cmd",
+    "app.cli.gate_cmd",
     "app.cli.action_cmd",
     "app.cli.halt_cmd",
 )
