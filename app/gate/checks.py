@@ -40,27 +40,35 @@ CONCLUSIONS = (
 STATUS_STATES = ("success", "failure", "error", "pending")
 
 
-@dataclass
 class Checks:
-    """The state's check runs and statuses, grouped by name; entries on other commits dropped
-    (their other fields are never read)."""
+    """The state's check runs and statuses on H, grouped by name; entries provably on other
+    commits are dropped unread. Each list is read when first used, so a broken `statuses`
+    fails only the conditions that read statuses."""
 
-    head: str
-    runs: Keyed
-    statuses: Keyed
+    def __init__(self, root: Field, head: str) -> None:
+        self.root = root
+        self.head = head
+        self._runs: Keyed | None = None
+        self._statuses: Keyed | None = None
 
-    @classmethod
-    def read(cls, root: Field, head: str) -> Checks:
-        runs, statuses = Keyed("check run"), Keyed("status")
-        for entry in root.get("check_runs").items():
-            if _elsewhere(entry, "head_sha", head):
-                continue
-            runs.add(entry, "name")
-        for entry in root.get("statuses").items():
-            if _elsewhere(entry, "sha", head):
-                continue
-            statuses.add(entry, "context")
-        return cls(head, runs, statuses)
+    @property
+    def runs(self) -> Keyed:
+        if self._runs is None:
+            self._runs = self._group("check_runs", "check run", "head_sha", "name")
+        return self._runs
+
+    @property
+    def statuses(self) -> Keyed:
+        if self._statuses is None:
+            self._statuses = self._group("statuses", "status", "sha", "context")
+        return self._statuses
+
+    def _group(self, key: str, what: str, sha_field: str, name_field: str) -> Keyed:
+        keyed = Keyed(what)
+        for entry in self.root.get(key).items():
+            if not _elsewhere(entry, sha_field, self.head):
+                keyed.add(entry, name_field)
+        return keyed
 
     def on_head(self, entry: Field) -> bool:
         return entry.get("head_sha").sha() == self.head
@@ -98,7 +106,7 @@ def _status_outcome(status: Field) -> str | None:
 def ourobot_check(root: Field, name: str) -> Verdict:
     head = root.get("pr").get("head_sha").sha()
     app_id = root.get("app_id").integer(minimum=1)
-    checks = Checks.read(root, head)
+    checks = Checks(root, head)
     run = checks.runs.latest(name, checks.on_head)
     if run is None:
         return Verdict.missing(f"no {name} check run on {short(head)}{_status_note(checks, name)}")
@@ -150,7 +158,7 @@ def ci(root: Field) -> Verdict:
     required = required_checks(root)
     if required.names == ():
         return Verdict.met(f"{required.source} requires no CI besides ourobot's own checks")
-    checks = Checks.read(root, head)
+    checks = Checks(root, head)
     if required.names is None:
         return _every_check(root, checks)
     problems: list[str] = []

@@ -47,6 +47,9 @@ class Keyed:
     groups: dict[str, list[Field]] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # key -> the spelling first seen
     unkeyed: list[tuple[Field, Malformed]] = field(default_factory=list)
+    # Ids are unique across a whole list on GitHub: two entries sharing one are both suspect.
+    clashes: dict[str, Malformed] = field(default_factory=dict)
+    _ids: dict[int, tuple[str, Field]] = field(default_factory=dict)
 
     def add(self, entry: Field, key_field: str, *, fold: bool = False) -> None:
         try:
@@ -57,10 +60,22 @@ class Keyed:
         key = label.casefold() if fold else label
         self.groups.setdefault(key, []).append(entry)
         self.labels.setdefault(key, label)
+        ident = entry.get("id").value
+        if type(ident) is not int:
+            return
+        if ident in self._ids:
+            other_key, other = self._ids[ident]
+            clash = Malformed(f"{other.path} and {entry.path} have the same id {ident}")
+            self.clashes.setdefault(key, clash)
+            self.clashes.setdefault(other_key, clash)
+        else:
+            self._ids[ident] = (key, entry)
 
     def latest(self, key: str, counts: Counts, *, mind_unkeyed: bool = True) -> Field | None:
         """The latest counting entry of `key`, taking the unkeyed entries into account unless
         the caller has already failed on them (`stray`)."""
+        if key in self.clashes:
+            raise self.clashes[key]
         found = latest_of(self.groups.get(key, ()), counts)
         if not mind_unkeyed:
             return found
