@@ -34,6 +34,7 @@ from app.sandbox.state import (
     Installation,
     Issue,
     Label,
+    MergeGroup,
     Repo,
     Review,
     User,
@@ -273,3 +274,28 @@ def installation_created(sb: Services, inst: Installation, sender: User) -> None
         "sender": user_json(sb.state, sender),
     }
     sb.hooks.emit("installation", payload, installation_id=inst.id, repository_id=None)
+
+
+def merge_group(
+    sb: Services, action: str, repo: Repo, group: MergeGroup, sender: User, **extra: Any
+) -> None:
+    info = BareRepo(repo.path).commit_info(group.head_sha)
+    payload = {
+        "action": action,
+        "merge_group": {
+            "head_sha": group.head_sha,
+            "head_ref": group.head_ref,
+            "base_sha": group.base_sha,
+            "base_ref": group.base_ref,
+            "head_commit": {
+                "id": info.sha,
+                "tree_id": info.tree_sha,
+                "message": info.message,
+                "timestamp": info.committer_date,
+                "author": {"name": info.author_name, "email": info.author_email},
+                "committer": {"name": info.committer_name, "email": info.committer_email},
+            },
+        },
+        **extra,
+    }
+    _send(sb, "merge_group", repo, sender, payload)
