@@ -4,7 +4,7 @@ the App, the SHA-pinned merge. See docs/gate.md.
 `decide` imports no web framework, no Celery, no GitHub client and no model SDK.
 """
 
-from app.gate.decision import CONDITION_NAMES, Condition, Decision, decide
+from app.gate.decision import CONDITION_NAMES, Condition, Decision, Step, decide, next_step
 from app.gate.load import StateUnreadable, parse_state
 
 __all__ = [
@@ -12,6 +12,8 @@ __all__ = [
     "Condition",
     "Decision",
     "StateUnreadable",
+    "Step",
     "decide",
+    "next_step",
     "parse_state",
 ]

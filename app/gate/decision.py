@@ -17,6 +17,7 @@ from app.gate.state import Field, Malformed
 from app.gate.verdict import Verdict
 
 Evaluate = Callable[[Field], Verdict]
+Step = Literal["merge", "update-branch", "wait"]
 
 # The order is the contract's order; reports list conditions this way.
 CONDITIONS: tuple[tuple[str, Evaluate], ...] = (
@@ -95,3 +96,14 @@ def decide(state: Mapping[str, Any]) -> Decision:
     except Malformed:
         head = None
     return Decision(tuple(results), head)
+
+
+def next_step(decision: Decision, *, ourobot_pr: bool, merge_requested: bool) -> Step:
+    """What to do with a decision: merge when everything holds and the pull request is
+    ourobot's or a writer asked for it; update ourobot's own branch when up-to-date is the only
+    thing missing (a person's branch is theirs to update); otherwise wait."""
+    if decision.merge:
+        return "merge" if ourobot_pr or merge_requested else "wait"
+    if ourobot_pr and decision.only_missing("up-to-date"):
+        return "update-branch"
+    return "wait"

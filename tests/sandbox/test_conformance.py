@@ -121,6 +121,8 @@ def run_scenario(sandbox: SandboxHandle) -> Scenario:
         o, r, "calc/ops.py", ref="main"
     ).parsed_data
     p["repos.get_commit"] = bot.rest.repos.get_commit(o, r, "main").parsed_data
+    p["git.get_commit"] = bot.rest.git.get_commit(o, r, p["repos.get_commit"].sha).parsed_data
+    assert p["git.get_commit"].tree.sha == p["repos.get_commit"].commit.tree.sha
     p["git.get_ref"] = bot.rest.git.get_ref(o, r, "heads/main").parsed_data
 
     # Labels, issues, comments, reactions.
