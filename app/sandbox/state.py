@@ -307,6 +307,7 @@ def _new_key() -> tuple[str, str]:
 
 APP_EVENTS = (
     "check_run",
+    "check_suite",
     "issue_comment",
     "issues",
     "merge_group",

@@ -48,6 +48,7 @@ EXPECTED_EVENTS = {
     ("pull_request_review", "dismissed"),
     ("check_run", "created"),
     ("check_run", "completed"),
+    ("check_suite", "completed"),
     ("status", None),
     ("merge_group", "checks_requested"),
     ("merge_group", "destroyed"),
