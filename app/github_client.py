@@ -9,6 +9,7 @@ reschedule instead of holding a worker. 5xx answers get a few retries with backo
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -129,3 +130,26 @@ class GitHubClients:
     def token(self, token: str, *, installation_id: int | None = None) -> GitHub[TokenAuthStrategy]:
         """A client for a plain token (the Action's GITHUB_TOKEN, or a person in the sandbox)."""
         return GitHub(TokenAuthStrategy(token), **self._options(installation_id))
+
+
+# The App's own identity (its bot login), asked of GitHub once per process and API.
+_identity_lock = threading.Lock()
+_bot_logins: dict[tuple[str, int | None], str] = {}
+
+
+def bot_login(github: GitHubClients) -> str:
+    """`<slug>[bot]`: the login GitHub shows on everything the App writes."""
+    if github.fixed_token is not None:
+        return github.settings.bot_login
+    key = (github.settings.github_api_url, github.settings.app_id)
+    with _identity_lock:
+        if key in _bot_logins:
+            return _bot_logins[key]
+    client = github.app()  # githubkit's namespaces hold the client weakly: keep a reference
+    app = client.rest.apps.get_authenticated().parsed_data
+    if app is None or not app.slug:
+        raise RuntimeError("GitHub did not say which App these credentials belong to")
+    login = f"{app.slug}[bot]"
+    with _identity_lock:
+        _bot_logins[key] = login
+    return login

@@ -92,7 +92,7 @@ class Settings(BaseSettings):
     @field_validator("model_prices", mode="before")
     @classmethod
     def _price_table(cls, value: Any) -> Any:
-        from app.pricing import check_price_entry
+        from app.controls.pricing import check_price_entry
 
         if isinstance(value, str):
             try:

@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from app.pricing import PriceTable  # noqa: E402
+from app.controls.pricing import PriceTable  # noqa: E402
 from reviewers.context import ReviewInputs, build_review_prompt  # noqa: E402
 from reviewers.git_source import read_change  # noqa: E402
 from reviewers.prompts import load_template  # noqa: E402

@@ -43,7 +43,8 @@ sys.path.insert(0, str(REPO))
 
 from app.settings import Settings  # noqa: E402
 from app.store import Store  # noqa: E402
-from app.webhooks import WEBHOOK_PATH, sign  # noqa: E402
+from app.webhooks.receiver import WEBHOOK_PATH  # noqa: E402
+from app.webhooks.signature import sign  # noqa: E402
 
 # A fresh secret per run: nothing to leak, nothing to reuse.
 SECRET = secrets.token_hex(16)
@@ -207,10 +208,11 @@ def _serve_receiver_only(port: int) -> None:
     """
     import logging
 
-    from app.inbox import Inbox
     from app.settings import load_settings
-    from app.webhooks import create_receiver_app, server
+    from app.webhooks import server
+    from app.webhooks.inbox import Inbox
     from app.webhooks.inbox_process import InboxProcess
+    from app.webhooks.receiver import create_receiver_app
 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -227,7 +229,7 @@ def _serve_receiver_only(port: int) -> None:
 
 
 def _receiver_only_components(settings: Settings, store: Store):  # type: ignore[no-untyped-def]
-    from app.dispatch import InboxOnlyDispatcher
+    from app.webhooks.dispatch import InboxOnlyDispatcher
 
     return InboxOnlyDispatcher(), None
 

@@ -9,13 +9,13 @@ rules it is judged by.
 
 from __future__ import annotations
 
-import subprocess
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.errors import UserError
+from app.workspace import git as workspace_git
 from app.workspace.git import isolated_env
 from reviewers.connectivity import IMPORT_PATTERN, SOURCE_GLOBS, ImportGraph, build_graph
 from reviewers.diff import FileDiff, parse_diff
@@ -49,17 +49,9 @@ def _env() -> dict[str, str]:
 def run_git(repo: Path, args: Sequence[str], *, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
     """(exit code, stdout decoded as UTF-8 with replacement); GitReadError outside `ok`."""
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(repo), *args],
-            env=_env(),
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise UserError("git is not installed: install git and retry") from None
-    except subprocess.TimeoutExpired:
-        raise GitReadError(f"git {args[0]} timed out after {GIT_TIMEOUT_S:.0f}s") from None
+        proc = workspace_git.run_git(args, env=_env(), cwd=repo, timeout_s=GIT_TIMEOUT_S)
+    except workspace_git.GitError as exc:
+        raise GitReadError(str(exc)) from None
     if proc.returncode not in ok:
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         reason = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)

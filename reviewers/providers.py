@@ -14,9 +14,10 @@ that must not make the operator's key travel there. An endpoint without a key of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 import anthropic
@@ -175,6 +176,52 @@ class _Unconfigured:
         raise ModelError("config", self._reason)
 
 
+class _StatusError(Protocol):
+    status_code: int
+    message: str
+
+
+@dataclass(frozen=True)
+class _SdkErrors:
+    """What one SDK raises once its own retries are spent. Both SDKs are generated from one
+    template, so the same four kinds exist in each; only the classes differ."""
+
+    timeout: type[Exception]
+    connection: type[Exception]  # a timeout is one too: caught first
+    status: type[Exception]  # an HTTP answer that is not 2xx (a `_StatusError`)
+    other: type[Exception]  # the SDK's base error: anything else it could not make sense of
+
+
+_ANTHROPIC_ERRORS = _SdkErrors(
+    anthropic.APITimeoutError,
+    anthropic.APIConnectionError,
+    anthropic.APIStatusError,
+    anthropic.APIError,
+)
+_OPENAI_ERRORS = _SdkErrors(
+    openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError, openai.OpenAIError
+)
+
+
+@contextmanager
+def _model_errors(model_id: str, timeout_s: float, errors: _SdkErrors) -> Iterator[None]:
+    """Turn what an SDK call raises into a `ModelError` of a stable kind."""
+    try:
+        yield
+    except errors.timeout:
+        raise ModelError("timeout", _timed_out(model_id, timeout_s)) from None
+    except errors.connection as exc:
+        raise ModelError("connection", f"{model_id}: cannot connect: {exc}") from None
+    except errors.status as exc:
+        answer = cast(_StatusError, exc)
+        raise _status_error(model_id, answer.status_code, answer.message) from None
+    except errors.other as exc:
+        raise ModelError("malformed", f"{model_id}: bad response: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # The SDKs let a body that is not JSON (or not the API's shape) escape as these.
+        raise ModelError("malformed", _bad_body(model_id, exc)) from None
+
+
 def _timed_out(model_id: str, timeout_s: float) -> str:
     return f"{model_id}: no answer within {timeout_s:g}s (after the SDK's retries)"
 
@@ -236,7 +283,7 @@ class AnthropicClient:
         ]
         if self.cache_prompt and turns:
             turns[-1] = _cached_turn(turns[-1]["role"], messages[-1].content)
-        try:
+        with _model_errors(self.model_id, timeout_s, _ANTHROPIC_ERRORS):
             response = self._sdk.messages.create(
                 model=self.name,
                 system=_cached_text(system) if self.cache_prompt else system,
@@ -244,17 +291,6 @@ class AnthropicClient:
                 max_tokens=max_tokens,
                 timeout=timeout_s,
             )
-        except anthropic.APITimeoutError:
-            raise ModelError("timeout", _timed_out(self.model_id, timeout_s)) from None
-        except anthropic.APIConnectionError as exc:
-            raise ModelError("connection", f"{self.model_id}: cannot connect: {exc}") from None
-        except anthropic.APIStatusError as exc:
-            raise _status_error(self.model_id, exc.status_code, exc.message) from None
-        except anthropic.APIError as exc:
-            raise ModelError("malformed", f"{self.model_id}: bad response: {exc}") from None
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            # The SDK lets a body that is not JSON (or not the API's shape) escape as these.
-            raise ModelError("malformed", _bad_body(self.model_id, exc)) from None
         return _anthropic_completion(self.model_id, response)
 
 
@@ -339,7 +375,7 @@ class OpenAIClient:
                 chat.append({"role": "user", "content": m.content})
             else:
                 chat.append({"role": "assistant", "content": m.content})
-        try:
+        with _model_errors(self.model_id, timeout_s, _OPENAI_ERRORS):
             response = self._sdk.chat.completions.create(
                 model=self.name,
                 messages=chat,
@@ -347,17 +383,6 @@ class OpenAIClient:
                 max_completion_tokens=max_tokens if self._official else openai.omit,
                 max_tokens=openai.omit if self._official else max_tokens,
             )
-        except openai.APITimeoutError:
-            raise ModelError("timeout", _timed_out(self.model_id, timeout_s)) from None
-        except openai.APIConnectionError as exc:
-            raise ModelError("connection", f"{self.model_id}: cannot connect: {exc}") from None
-        except openai.APIStatusError as exc:
-            raise _status_error(self.model_id, exc.status_code, exc.message) from None
-        except openai.OpenAIError as exc:
-            raise ModelError("malformed", f"{self.model_id}: bad response: {exc}") from None
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            # The SDK lets a body that is not JSON (or not the API's shape) escape as these.
-            raise ModelError("malformed", _bad_body(self.model_id, exc)) from None
         return _openai_completion(self.model_id, response)
 
 

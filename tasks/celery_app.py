@@ -3,7 +3,7 @@
 Delivery guarantees, and why each setting is what it is:
 - `task_acks_late` + `task_reject_on_worker_lost`: a task is acknowledged only after it ran,
   and a worker that dies mid-task gives the message back, so a killed worker's task runs again.
-  Every task is therefore idempotent (keyed effects and leases: `app.jobs.once`).
+  Every task is therefore idempotent (keyed effects and leases: `app.jobs.context.once`).
 - `worker_prefetch_multiplier=1`: a worker holds no more unacknowledged messages than it runs,
   so a dying worker strands as little as possible.
 - Redis `visibility_timeout` = VISIBILITY_FACTOR x the task time limit: Redis hands an
@@ -19,9 +19,9 @@ from typing import Any
 from celery import Celery
 
 from app.errors import ConfigError
-from app.jobs import load_job_modules
-from app.recovery import REDELIVERY_JOB
+from app.jobs.registry import load_job_modules
 from app.settings import Settings
+from app.webhooks.recovery import REDELIVERY_JOB
 from tasks.dispatch import SWEEP_TASK, task_name
 from tasks.job_tasks import register_tasks
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from celery import Celery
 
-from app.jobs import Job, registered_jobs
+from app.jobs.registry import Job, registered_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def send_job(celery_app: Celery, planned: Job) -> None:
 
 
 class CeleryDispatcher:
-    """`app.dispatch.Dispatcher` over Celery: sends `ourobot.process_delivery(row_id)`.
+    """`app.webhooks.dispatch.Dispatcher` over Celery: sends `ourobot.process_delivery(row_id)`.
 
     Never raises: when Redis is down the failure is logged and the row, already durable in the
     inbox, is re-submitted by the sweeper once it is overdue. A submit during an outage may
@@ -89,5 +89,5 @@ class CeleryDispatcher:
             )
 
     def close(self) -> None:
-        """`app.dispatch.Closable`: release the broker connections (`ourobot serve` shutdown)."""
+        """`app.webhooks.dispatch.Closable`: release the broker connections on shutdown."""
         self.celery_app.close()

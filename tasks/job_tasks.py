@@ -5,7 +5,7 @@ router) is created on first use inside the worker process, after the prefork poo
 connections and GitHub tokens belong to the process that uses them.
 
 What a job's failure leads to:
-- `app.halt.Halted`: stop, no retry (the task succeeds as "halted");
+- `app.controls.halt.Halted`: stop, no retry (the task succeeds as "halted");
 - GitHub rate limit: retry after its `retry_after` (what `retry-after` / `x-ratelimit-reset` say);
 - GitHub 5xx, timeouts, lost connections, a busy effect lease: retry with backoff and jitter;
 - anything else, or too many retries: the task fails and the worker logs it.
@@ -21,20 +21,13 @@ from typing import Any
 
 from celery import Celery, Task
 
+from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
-from app.halt import Halted, check_halt, halt_cause
-from app.jobs import (
-    MAX_JOB_RETRIES,
-    JobContext,
-    JobFunc,
-    JobValue,
-    RouterLike,
-    process_delivery,
-    registered_jobs,
-    retry_delay,
-)
-from app.recovery import sweep_overdue
+from app.jobs.context import MAX_JOB_RETRIES, JobContext, retry_delay
+from app.jobs.registry import JobFunc, JobValue, registered_jobs
 from app.settings import Settings
+from app.webhooks.processing import RouterLike, process_delivery
+from app.webhooks.recovery import sweep_overdue
 from tasks.dispatch import (
     PROCESS_DELIVERIES_TASK,
     PROCESS_DELIVERY_TASK,
@@ -84,7 +77,7 @@ class WorkerState:
 
 
 def _default_router_factory(settings: Settings) -> RouterLike:
-    from app.routing import build_router  # routing imports the handlers; only workers need it
+    from app.handlers.routes import build_router  # the handlers: only workers need them
 
     router: RouterLike = build_router(settings)
     return router

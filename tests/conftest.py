@@ -1,8 +1,10 @@
-"""Suite-wide fixtures. Shared doubles (the GitHub sandbox, the fake model servers) and the
-database fixtures live in `tests/plugins/` so every test file uses the same one."""
+"""Suite-wide fixtures. Shared doubles (the GitHub sandbox, the fake model servers), the
+database fixtures and private Redis servers live in `tests/plugins/` so every test file uses
+the same one."""
 
 pytest_plugins: list[str] = [
     "tests.plugins.database",
     "tests.plugins.sandbox",
     "tests.plugins.models",
+    "tests.plugins.processes",
 ]

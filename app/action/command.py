@@ -16,16 +16,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from app.commands.slash import parse_commands
+from app.commands.status_comment import upsert_comment
+from app.controls.halt import HaltRegistry
 from app.errors import UserError
-from app.github_client import GitHubClients
-from app.halt import HaltRegistry
+from app.github_client import GitHubClients, bot_login
 from app.handlers.commands import INLINE_VERBS
-from app.handlers.identity import bot_login
-from app.jobs import JobContext, load_job_modules, registered_jobs
-from app.routing import build_router
+from app.handlers.routes import build_router
+from app.jobs.context import JobContext
+from app.jobs.registry import load_job_modules, registered_jobs
 from app.settings import load_settings
-from app.slash import parse_commands
-from app.status_comment import upsert_comment
 from app.store import Store
 
 log = logging.getLogger(__name__)

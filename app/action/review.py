@@ -1,6 +1,6 @@
 """`ourobot action review`: the review panel on a pull request, inside GitHub Actions.
 
-The same job as the App's (`app.handlers.review_jobs.run_review`): config from the base
+The same job as the App's (`app.jobs.review_check.run_review`): config from the base
 branch, the panel of `review.models`, one PR review and the `ourobot/review` check run on the
 head, once per head and panel. What differs is where things come from: the event from
 `GITHUB_EVENT_PATH` (a `pull_request` or `pull_request_target` event), the token from
@@ -20,9 +20,9 @@ from typing import Any
 
 from app.action.files import append_to
 from app.errors import UserError
-from app.handlers.review_jobs import ReviewOutcome, ReviewRequest, run_review
-from app.handlers.review_publish import load_publication
-from app.jobs import JobContext
+from app.jobs.context import JobContext
+from app.jobs.review_check import ReviewOutcome, ReviewRequest, run_review
+from app.jobs.review_publish import load_publication
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -1,5 +1,9 @@
 """The `ourobot` command: one entry point, one subcommand module per concern.
 
+Each `*_cmd.py` module holds only its subcommand's arguments and names its handler with
+`deferred("app.cli.<name>", "<function>")`; the implementation (`app/cli/<name>.py`) and its
+dependencies load only when that subcommand runs, so `ourobot --help` is instant.
+
 Exit codes are a contract: 0 success, 1 a negative verdict, 2 bad input (one line on stderr,
 no traceback). Anything unexpected is reported in one line with exit code 3; `--debug`
 shows the traceback for a developer.
@@ -20,7 +24,7 @@ EXIT_NEGATIVE = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 
-# Each module exposes `register(subparsers)`; it sets `handler` on its parser via set_defaults.
+# Each module exposes `register(subparsers)`; it sets a (deferred) `handler` via set_defaults.
 COMMAND_MODULES = (
     "app.cli.serve_cmd",
     "app.cli.worker_cmd",

@@ -17,7 +17,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.demo import run_demo
+    from app.cli.demo import run_demo
 
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)

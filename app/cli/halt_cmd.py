@@ -1,20 +1,15 @@
-"""`ourobot halt` / `ourobot resume`: the operator's stop switch from a shell.
+"""`ourobot halt` / `ourobot resume`: the operator's stop switch: its arguments only.
 
-Same durable record as `/ourobot panic` (the store, mirrored to Redis when configured), so a
-halt set here stops the App's workers and one set there can be lifted here.
+The implementation is `app.cli.halt`, imported when the command runs, so building the parser
+(`ourobot --help`) loads none of its dependencies.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
-from app.errors import UserError
-from app.halt import GLOBAL, Halt, HaltRegistry, installation_scope
-from app.settings import load_settings
-from app.store import Store
+from app.cli.deferred import deferred
 
 
 def register(subparsers: Any) -> None:
@@ -24,71 +19,14 @@ def register(subparsers: Any) -> None:
     halt.add_argument("--by", default="operator", help="who is halting (recorded)")
     halt.add_argument("--list", action="store_true", help="only list the halts in force")
     halt.add_argument("--json", action="store_true")
-    halt.set_defaults(handler=run_halt)
+    halt.set_defaults(handler=deferred("app.cli.halt", "run_halt"))
     resume = subparsers.add_parser("resume", help="lift a halt")
     _scope_arguments(resume)
     resume.add_argument("--json", action="store_true")
-    resume.set_defaults(handler=run_resume)
+    resume.set_defaults(handler=deferred("app.cli.halt", "run_resume"))
 
 
 def _scope_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--installation", type=int, metavar="ID", help="one installation (default: global)"
     )
-
-
-def _scope(args: argparse.Namespace) -> str:
-    if args.installation is None:
-        return GLOBAL
-    if args.installation <= 0:
-        raise UserError("--installation must be a positive installation id")
-    return installation_scope(args.installation)
-
-
-def _registry() -> HaltRegistry:
-    settings = load_settings()
-    store = Store.open(settings)
-    store.migrate()
-    redis_client = None
-    if settings.redis_url:
-        import redis
-
-        redis_client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=3)
-    return HaltRegistry(store, redis_client)
-
-
-def _as_dict(halt: Halt) -> dict[str, str]:
-    return {
-        "scope": halt.scope,
-        "reason": halt.reason,
-        "set_by": halt.set_by,
-        "set_at": halt.set_at.isoformat(),
-    }
-
-
-def run_halt(args: argparse.Namespace) -> int:
-    registry = _registry()
-    if not args.list:
-        registry.set(_scope(args), reason=args.reason, set_by=args.by)
-    halts = registry.all()
-    if args.json:
-        print(json.dumps({"halts": [_as_dict(h) for h in halts]}))
-    else:
-        for halt in halts:
-            print(f"halted {halt.scope} by {halt.set_by} at {halt.set_at:%Y-%m-%d %H:%M:%S}Z")
-        if not halts:
-            print("no halt in force")
-    return 0
-
-
-def run_resume(args: argparse.Namespace) -> int:
-    registry = _registry()
-    scope = _scope(args)
-    lifted = registry.clear(scope)
-    if args.json:
-        print(json.dumps({"scope": scope, "lifted": lifted}))
-    elif lifted:
-        print(f"lifted the {scope} halt")
-    else:
-        print(f"no {scope} halt was in force", file=sys.stderr)
-    return 0 if lifted else 1

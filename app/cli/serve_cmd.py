@@ -1,34 +1,17 @@
-"""`ourobot serve`: the webhook receiver under uvicorn, with the dispatcher for its mode.
+"""`ourobot serve`: the webhook receiver: its arguments only.
 
-Startup refuses a missing webhook secret (exit 2), migrates the store, warns when the App's
-credentials are missing (the receiver still records deliveries; work needing GitHub then ends
-with an `infra` outcome), and listens. SIGTERM and Ctrl-C finish in-flight requests, close the
-dispatcher and the store, and exit 0.
+The implementation is `app.cli.serve`, imported when the command runs, so building the parser
+(`ourobot --help`) loads none of its dependencies.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
-from contextlib import ExitStack
-from typing import TYPE_CHECKING
 
-from app.cli import EXIT_OK
-from app.errors import ConfigError
-from app.settings import Settings, load_settings
-
-# The web stack and the database load only when `serve` runs, not for every `ourobot` command.
-if TYPE_CHECKING:
-    from app.dispatch import Dispatcher
-    from app.store import Store
-    from app.webhooks import InlineHook
-
-log = logging.getLogger("app.cli.serve")
+from app.cli.deferred import deferred
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3000
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,102 +20,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
     )
-    parser.set_defaults(handler=serve)
-
-
-def serve(args: argparse.Namespace) -> int:
-    from app.inbox import Inbox
-    from app.webhooks import create_receiver_app, server
-    from app.webhooks.inbox_process import InboxProcess
-
-    settings = load_settings()
-    require_webhook_secret(settings)
-    with ExitStack() as cleanup:  # closes in reverse: dispatcher, store, socket
-        listener = cleanup.enter_context(server.listen(args.host, args.port))
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-        store = _open_store(settings)
-        cleanup.callback(store.close)
-        if not settings.has_app_credentials():
-            print(
-                "ourobot: warning: OUROBOT_APP_ID and OUROBOT_PRIVATE_KEY (or _PATH) are not "
-                "set; deliveries are recorded, work that needs GitHub ends with an infra outcome",
-                file=sys.stderr,
-            )
-        # The inbox, the inline hook and the dispatcher live in a child process of their own;
-        # this one answers HTTP (see app.webhooks.inbox_process).
-        recorder = InboxProcess(settings, serve_components)
-        recorder.start()
-        cleanup.callback(recorder.close)
-        app = create_receiver_app(settings, inbox=Inbox(store), recorder=recorder)
-        mode = "embedded" if settings.embedded else "redis"
-        host, port = listener.getsockname()[:2]
-        log.info(
-            "ourobot serve: %s mode (inbox process %s), listening on http://%s:%d",
-            mode,
-            recorder.pid,
-            host,
-            port,
-        )
-        server.run(app, listener)
-    log.info("ourobot serve: stopped")
-    return EXIT_OK
-
-
-def require_webhook_secret(settings: Settings) -> None:
-    if settings.webhook_secret is None or not settings.webhook_secret.get_secret_value():
-        raise ConfigError(
-            "OUROBOT_WEBHOOK_SECRET is not set: ourobot serve refuses to accept unsigned webhooks"
-        )
-
-
-def serve_components(settings: Settings, store: Store) -> tuple[Dispatcher, InlineHook | None]:
-    """What the inbox process runs behind the inbox: the dispatcher and the inline hook."""
-    return build_dispatcher(settings, store), build_inline_hook(settings, store)
-
-
-def build_dispatcher(settings: Settings, store: Store) -> Dispatcher:
-    """The dispatcher for this deployment's mode.
-
-    Embedded mode (no OUROBOT_REDIS_URL): the same jobs run in this process from the durable
-    inbox, nothing else to install. Redis mode: rows go to Celery workers (`ourobot worker`).
-    """
-    if settings.embedded:
-        from app.embedded import EmbeddedRunner
-        from app.routing import build_router
-
-        runner = EmbeddedRunner(settings, store, build_router)
-        runner.start()
-        return runner
-    from tasks.celery_app import create_celery
-    from tasks.dispatch import CeleryDispatcher
-
-    return CeleryDispatcher(create_celery(settings))
-
-
-def build_inline_hook(settings: Settings, store: Store) -> InlineHook | None:
-    """What runs inline before dispatch: `/ourobot panic` and `/ourobot resume`."""
-    from app.panic import PanicHandler
-
-    redis_client = None
-    if settings.redis_url:
-        import redis
-
-        redis_client = redis.Redis.from_url(
-            settings.redis_url, socket_connect_timeout=2, socket_timeout=2
-        )
-    return PanicHandler(settings, store, redis_client)
-
-
-def _open_store(settings: Settings) -> Store:
-    from sqlalchemy.exc import OperationalError
-
-    from app.store import Store
-
-    store = Store.open(settings)
-    try:
-        store.migrate()
-    except OperationalError as error:
-        store.close()
-        first = (str(error.orig).strip().splitlines() or ["unreachable"])[0]
-        raise ConfigError(f"OUROBOT_DATABASE_URL: cannot open the database: {first}") from None
-    return store
+    parser.set_defaults(handler=deferred("app.cli.serve", "serve"))

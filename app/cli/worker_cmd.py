@@ -1,24 +1,15 @@
-"""`ourobot worker`: a Celery worker (optionally with the beat scheduler) on OUROBOT_REDIS_URL.
+"""`ourobot worker`: a Celery worker on OUROBOT_REDIS_URL: its arguments only.
 
-The worker migrates the database, imports the job modules (ourobot's own and
-OUROBOT_EXTRA_JOB_MODULES), builds the Celery app from settings and runs until stopped
-(SIGTERM: finish running tasks; a second signal or SIGKILL: their messages run again later).
-`--beat` (the default) also runs the periodic sweeper and webhook redelivery; with several
-workers, one `--beat` is enough (more are harmless: both jobs are idempotent).
+The implementation is `app.cli.worker`, imported when the command runs, so building the parser
+(`ourobot --help`) loads none of its dependencies.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 from typing import Any
 
-from sqlalchemy.exc import OperationalError
-
-from app.errors import ConfigError, UserError
-from app.settings import Settings, load_settings
-from app.store import Store
+from app.cli.deferred import deferred
 
 
 def register(subparsers: Any) -> None:
@@ -37,40 +28,4 @@ def register(subparsers: Any) -> None:
         help="also run the periodic sweeper and redelivery (default: on)",
     )
     parser.add_argument("--loglevel", default="INFO", help="Celery log level (default: INFO)")
-    parser.set_defaults(handler=run_worker)
-
-
-def run_worker(args: argparse.Namespace) -> int:
-    settings = load_settings()
-    if not settings.redis_url:
-        raise UserError(
-            "OUROBOT_REDIS_URL is not set: the worker needs Redis "
-            "(without Redis, `ourobot serve` runs the tasks in-process)"
-        )
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UserError("--concurrency must be at least 1")
-    _migrate(settings)
-    from tasks import create_celery  # Celery loads only for this command
-
-    celery_app = create_celery(settings)
-    worker = celery_app.Worker(
-        hostname=f"ourobot-{os.getpid()}@{socket.gethostname()}",
-        concurrency=args.concurrency,
-        beat=args.beat,
-        loglevel=args.loglevel,
-        without_gossip=True,
-        without_mingle=True,
-    )
-    worker.start()
-    return int(worker.exitcode or 0)
-
-
-def _migrate(settings: Settings) -> None:
-    store = Store.open(settings)
-    try:
-        store.migrate()
-    except OperationalError as error:
-        first = (str(error.orig).strip().splitlines() or ["unreachable"])[0]
-        raise ConfigError(f"OUROBOT_DATABASE_URL: cannot open the database: {first}") from None
-    finally:
-        store.close()
+    parser.set_defaults(handler=deferred("app.cli.worker", "run_worker"))

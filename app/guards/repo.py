@@ -8,7 +8,6 @@ raw list of changed entries with rename detection (`diff-tree --raw -M`), blob c
 
 from __future__ import annotations
 
-import re
 import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -29,7 +28,8 @@ from app.guards.changes import (
 from app.guards.lines import is_binary, line_delta
 from app.guards.trees import CODE_SUFFIXES, Hit, Side, TreeChangeSet
 from app.repo_config import DEFAULT_SOURCE, MAX_CONFIG_BYTES, RepoConfig, load_repo_config
-from app.workspace.git import isolated_env
+from app.workspace.git import OBJECT_ID as _OBJECT_ID
+from app.workspace.git import GitError, isolated_env, run_git
 
 _ZERO_MODE = "000000"
 _STATUS: dict[str, Status] = {
@@ -40,7 +40,6 @@ _STATUS: dict[str, Status] = {
     "R": "renamed",
     "C": "copied",
 }
-_OBJECT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _TIMEOUT_S = 600
 # Without a diff-bytes limit, blobs beyond this are still not read into memory: fail closed.
 DEFAULT_LOAD_LIMIT = 256 * 1024 * 1024
@@ -67,21 +66,15 @@ class Git:
         cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         try:
-            return subprocess.run(
-                ["git", *args],
-                input=stdin,
-                capture_output=True,
-                cwd=cwd or self.repo,
+            return run_git(
+                args,
                 env={**self._env, **(env or {})},
-                timeout=_TIMEOUT_S,
-                check=False,
+                cwd=cwd or self.repo,
+                stdin=stdin,
+                timeout_s=_TIMEOUT_S,
             )
-        except FileNotFoundError:
-            raise UserError("git is not installed or not on PATH") from None
-        except subprocess.TimeoutExpired:
-            raise GitFailed(f"git {args[0]} timed out after {_TIMEOUT_S} s") from None
-        except OSError as exc:  # an argument the system refuses (a path over its size limit)
-            raise GitFailed(f"git {args[0]} could not run: {exc.strerror or exc}") from None
+        except GitError as exc:
+            raise GitFailed(str(exc)) from None
 
     def out(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> bytes:
         proc = self.run(*args, stdin=stdin, cwd=cwd)

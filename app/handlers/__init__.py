@@ -1,2 +1,3 @@
-"""Webhook handlers (one module per concern, pure: payload in, `Job`s out) and the job
-functions they name (`*_jobs.py`: the part that authenticates and talks to GitHub)."""
+"""Webhook handlers: the router (`router`), the routing table (`routes`) and the pure handlers,
+one module per concern: payload in, `Job`s out, no I/O. What a job does with GitHub is
+`app/jobs/`."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
-from app.handlers.actors import is_automation, login_of
-from app.jobs import Job
-from app.routing import Event, Router
+from app.commands.actors import is_automation, login_of
+from app.commands.slash import parse_commands
+from app.handlers.router import Event, Router
+from app.jobs.registry import Job
 from app.settings import Settings
-from app.slash import parse_commands
 
 INLINE_VERBS = frozenset({"panic", "resume"})
 

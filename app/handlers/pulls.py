@@ -8,22 +8,22 @@ and the head SHA of this event, so each push is judged on its own commit.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from app.handlers.actors import login_of
-from app.jobs import Job
-from app.routing import Event, Router
+from app.commands.actors import login_of
+from app.handlers.router import Event, Router
+from app.jobs.registry import Job
 from app.settings import Settings
+from app.workspace.git import is_object_id
 
-GUARDS_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+# The pull_request actions that bring a head to judge (a new one, or one to look at again).
+NEW_HEAD_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
 
 
 def register(router: Router, settings: Settings) -> None:
-    for action in GUARDS_ACTIONS:
+    for action in NEW_HEAD_ACTIONS:
         router.add("pull_request", action, partial(on_pull_request, settings=settings))
 
 
@@ -36,7 +36,7 @@ def on_pull_request(event: Event, *, settings: Settings) -> list[Job]:
     installation_id, repo = event.installation_id, event.repo_full_name
     if head is None or base is None or installation_id is None or repo is None:
         return []
-    if not isinstance(number, int) or isinstance(number, bool) or not _SHA.match(head[1]):
+    if not isinstance(number, int) or isinstance(number, bool) or not is_object_id(head[1]):
         return []
     user = pull.get("user")
     return [

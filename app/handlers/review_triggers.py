@@ -8,20 +8,18 @@ text a review uses is the text at trigger time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import partial
 
-from app.jobs import Job
-from app.routing import Event, Router
+from app.handlers.pulls import NEW_HEAD_ACTIONS
+from app.handlers.router import Event, Router
+from app.jobs.registry import Job
 from app.settings import Settings
-
-ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+from app.workspace.git import is_object_id
 
 
 def register(router: Router, settings: Settings) -> None:
-    for action in ACTIONS:
+    for action in NEW_HEAD_ACTIONS:
         router.add("pull_request", action, partial(on_pull_request, settings=settings))
 
 
@@ -33,7 +31,7 @@ def on_pull_request(event: Event, *, settings: Settings) -> list[Job]:
     head = pull.get("head")
     head_sha = head.get("sha") if isinstance(head, Mapping) else None
     number = pull.get("number")
-    if not isinstance(head_sha, str) or not _SHA.match(head_sha) or not isinstance(number, int):
+    if not isinstance(head_sha, str) or not is_object_id(head_sha) or not isinstance(number, int):
         return []
     if pull.get("state") not in (None, "open"):
         return []

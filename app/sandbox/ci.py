@@ -8,11 +8,9 @@ whole process group.
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from app.sandbox.api_checks import record_check_run, update_check_run
 from app.sandbox.gitops import BareRepo, GitError
+from app.sandbox.serial import SerialWorker
 
 if TYPE_CHECKING:
     from app.sandbox.routing import Services
@@ -49,51 +48,23 @@ class CiRunner:
 
     def __init__(self) -> None:
         self._sb: Services | None = None
-        self._queue: queue.Queue[_Job | None] = queue.Queue()
-        self._idle = threading.Condition()
-        self._pending = 0
-        self._thread: threading.Thread | None = None
+        self._worker = SerialWorker("sandbox-ci", self._execute, stop_timeout_s=30)
 
     def start(self, sb: Services) -> None:
         self._sb = sb
-        self._thread = threading.Thread(target=self._run, name="sandbox-ci", daemon=True)
-        self._thread.start()
+        self._worker.start()
 
     def stop(self) -> None:
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout=30)
-            self._thread = None
+        self._worker.stop()
 
     def trigger(self, repo: Repo, sha: str) -> None:
         """Queue a run for `sha` if the repo has a CI command. Callers hold the state lock."""
-        if repo.ci is None or self._thread is None:
+        if repo.ci is None or not self._worker.running:
             return
-        with self._idle:
-            self._pending += 1
-        self._queue.put(_Job(repo, sha, tuple(repo.ci.argv), repo.ci.timeout_s))
+        self._worker.put(_Job(repo, sha, tuple(repo.ci.argv), repo.ci.timeout_s))
 
     def wait_idle(self, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        with self._idle:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        return True
-
-    def _run(self) -> None:
-        while True:
-            job = self._queue.get()
-            if job is None:
-                return
-            try:
-                self._execute(job)
-            finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
+        return self._worker.wait_idle(timeout_s)
 
     def _current(self, job: _Job) -> bool:
         """False once the repo was reset away while the job waited or ran."""

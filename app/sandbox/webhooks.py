@@ -9,14 +9,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import queue
-import threading
 import time
 import uuid
 from typing import Any
 
 import httpx
 
+from app.sandbox.serial import SerialWorker
 from app.sandbox.state import Attempt, SandboxState
 
 USER_AGENT = "GitHub-Hookshot/sandbox"
@@ -41,37 +40,25 @@ class WebhookDispatcher:
 
     def __init__(self, state: SandboxState) -> None:
         self._state = state
-        self._queue: queue.Queue[Attempt | None] = queue.Queue()
-        self._idle = threading.Condition()
-        self._pending = 0
-        self._thread: threading.Thread | None = None
+        self._worker = SerialWorker(
+            "sandbox-webhooks", self._deliver, stop_timeout_s=DELIVERY_TIMEOUT_S + 5
+        )
         self._client: httpx.Client | None = None
 
     # ----- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
         self._client = httpx.Client(timeout=DELIVERY_TIMEOUT_S, trust_env=False)
-        self._thread = threading.Thread(target=self._run, name="sandbox-webhooks", daemon=True)
-        self._thread.start()
+        self._worker.start()
 
     def stop(self) -> None:
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout=DELIVERY_TIMEOUT_S + 5)
-            self._thread = None
+        self._worker.stop()
         if self._client is not None:
             self._client.close()
             self._client = None
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Block until every queued attempt has been tried; False on timeout."""
-        deadline = time.monotonic() + timeout_s
-        with self._idle:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        return True
+        return self._worker.wait_idle(timeout_s)
 
     # ----- producing ----------------------------------------------------------------------------
     def emit(
@@ -119,23 +106,9 @@ class WebhookDispatcher:
 
     def _enqueue(self, attempt: Attempt) -> None:
         self._state.attempts.append(attempt)
-        with self._idle:
-            self._pending += 1
-        self._queue.put(attempt)
+        self._worker.put(attempt)
 
     # ----- delivering ---------------------------------------------------------------------------
-    def _run(self) -> None:
-        while True:
-            attempt = self._queue.get()
-            if attempt is None:
-                return
-            try:
-                self._deliver(attempt)
-            finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
-
     def _headers(self, attempt: Attempt) -> dict[str, str]:
         with self._state.lock:
             app = self._state.app

@@ -218,7 +218,7 @@ def _v4_webhook_bodies(connection: Connection) -> None:
 
 
 def _v5_body_encoding(connection: Connection) -> None:
-    # Bodies are stored compressed from now on (app.body_encoding); the rows already there
+    # Bodies are stored compressed from now on (app.webhooks.body_encoding); the rows already there
     # stay as they are, and say so.
     connection.exec_driver_sql(
         "ALTER TABLE webhook_bodies ADD COLUMN encoding TEXT NOT NULL DEFAULT 'identity'"

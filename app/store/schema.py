@@ -123,7 +123,7 @@ webhook_bodies = Table(
         autoincrement=False,
     ),
     Column("body", LargeBinary, nullable=False),
-    # How `body` is stored (app.body_encoding): "identity" or "lz4".
+    # How `body` is stored (app.webhooks.body_encoding): "identity" or "lz4".
     Column("encoding", Text, nullable=False, server_default="identity"),
 )
 

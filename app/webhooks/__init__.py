@@ -1,34 +1,10 @@
-"""GitHub webhooks in: signature verification, the body cap, and the receiver app.
+"""GitHub webhooks in, up to the router: everything a delivery passes through before a handler.
 
-`create_receiver_app` is what `ourobot serve` runs; `sign` is what tests, the sandbox and the
-benchmark use to produce a valid X-Hub-Signature-256.
+`receiver` (the ASGI app `ourobot serve` runs: `signature`, `body` cap, `delivery` parsing),
+`recorder` / `inbox_process` (group commit into the durable `inbox`, stored with
+`body_encoding`, parsed with `json_body`), `handoff` (the inline hook, then the `dispatch`er),
+`processing` (claim a row, route it, enqueue its jobs), the `embedded` runner that does that
+in-process without Redis, and `recovery` (the sweeper and GitHub redelivery).
+
+The package itself imports nothing, so a worker that needs the inbox does not load the ASGI app.
 """
-
-from app.webhooks.body import MAX_BODY_BYTES
-from app.webhooks.delivery import DELIVERY_HEADER, EVENT_HEADER, BadDelivery, parse_delivery
-from app.webhooks.handoff import InlineHook
-from app.webhooks.receiver import (
-    HEALTH_PATH,
-    WEBHOOK_PATH,
-    InProcessRecorder,
-    Recorder,
-    create_receiver_app,
-)
-from app.webhooks.signature import SIGNATURE_HEADER, sign, verify
-
-__all__ = [
-    "DELIVERY_HEADER",
-    "EVENT_HEADER",
-    "HEALTH_PATH",
-    "MAX_BODY_BYTES",
-    "SIGNATURE_HEADER",
-    "WEBHOOK_PATH",
-    "BadDelivery",
-    "InProcessRecorder",
-    "InlineHook",
-    "Recorder",
-    "create_receiver_app",
-    "parse_delivery",
-    "sign",
-    "verify",
-]

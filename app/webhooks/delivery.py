@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app import json_body
-from app.inbox import Delivery
+from app.webhooks import json_body
+from app.webhooks.inbox import Delivery
 
 EVENT_HEADER = "X-GitHub-Event"
 DELIVERY_HEADER = "X-GitHub-Delivery"

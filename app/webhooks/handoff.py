@@ -16,8 +16,8 @@ from typing import Any, cast
 
 from sqlalchemy.exc import StatementError
 
-from app.dispatch import BatchDispatcher, Dispatcher, InMemoryDispatcher
-from app.inbox import Delivery
+from app.webhooks.dispatch import BatchDispatcher, Dispatcher, InMemoryDispatcher
+from app.webhooks.inbox import Delivery
 
 log = logging.getLogger("app.webhooks")
 

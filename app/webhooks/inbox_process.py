@@ -33,13 +33,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.dispatch import Closable, Dispatcher
 from app.errors import ConfigError
-from app.inbox import Inbox
 from app.settings import Settings
 from app.store import Store
 from app.webhooks.delivery import BadDelivery, Received
+from app.webhooks.dispatch import Closable, Dispatcher
 from app.webhooks.handoff import DispatchQueue, InlineHook, describe, guarded_inline
+from app.webhooks.inbox import Inbox
 from app.webhooks.recorder import MAX_BATCH, InboxWriter, Outcome
 
 log = logging.getLogger("app.webhooks")

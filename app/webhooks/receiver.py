@@ -35,9 +35,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from app.dispatch import Dispatcher
 from app.errors import ConfigError
-from app.inbox import Inbox
 from app.settings import Settings
 from app.store import latest_version
 from app.webhooks.body import (
@@ -55,6 +53,7 @@ from app.webhooks.delivery import (
     parse_body,
     parse_headers,
 )
+from app.webhooks.dispatch import Dispatcher
 from app.webhooks.handoff import (
     DispatchQueue,
     InlineHook,
@@ -62,6 +61,7 @@ from app.webhooks.handoff import (
     guarded_inline,
     log_delivery,
 )
+from app.webhooks.inbox import Inbox
 from app.webhooks.recorder import BatchingRecorder
 from app.webhooks.signature import SIGNATURE_HEADER, parse_signature
 from app.webhooks.signature import matches as signature_matches

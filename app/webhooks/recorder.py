@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from app.inbox import Delivery, Inbox
 from app.webhooks.delivery import BadDelivery, Received, parse_body
 from app.webhooks.handoff import log_delivery
+from app.webhooks.inbox import Delivery, Inbox
 
 log = logging.getLogger(__name__)
 

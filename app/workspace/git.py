@@ -1,5 +1,10 @@
 """Running git for ourobot: no shell, no host config, and tokens only in a one-command header.
 
+`run_git` is the one place ourobot starts git (the workspace's mirrors and worktrees, the
+guards' reads of a change, the reviewers' diffs): an argv list, never a shell, an environment
+the caller builds from `isolated_env`, a timeout, and one way of saying that git is missing or
+did not finish. What a non-zero exit means is the caller's to say.
+
 A token goes to git as an `http.extraHeader` passed through `GIT_CONFIG_*` environment
 variables of that one process: never in a remote URL (which git stores in .git/config and
 prints in errors), never in argv (visible to every user in `ps`), never in a config file.
@@ -9,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +24,8 @@ from app.errors import UserError
 
 GIT_TIMEOUT_S = 300.0
 IDENTITY = ("ourobot", "ourobot@users.noreply.github.com")
+# A full object name: SHA-1 (40 hex digits) or SHA-256 (64). GitHub's head SHAs are these too.
+OBJECT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
 class GitError(Exception):
@@ -28,6 +36,11 @@ class GitError(Exception):
 class GitResult:
     stdout: str
     stderr: str
+
+
+def is_object_id(text: str) -> bool:
+    """Whether `text` is a full commit (or any object) name, as git and GitHub print one."""
+    return OBJECT_ID.match(text) is not None
 
 
 def isolated_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -82,6 +95,39 @@ def redact(text: str, token: str | None) -> str:
     return text.replace(token, "***").replace(encoded, "***")
 
 
+def run_git(
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    stdin: bytes | None = None,
+    timeout_s: float = GIT_TIMEOUT_S,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `git <args>` once with exactly `env`; its exit code is the caller's to judge.
+
+    Raises `UserError` when git is not installed, `GitError` when it does not finish within
+    `timeout_s` or the system refuses to start it (an argument over the system's size limit).
+    """
+    try:
+        return subprocess.run(
+            ["git", *args],
+            input=stdin,
+            cwd=cwd,
+            env=dict(env),
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except FileNotFoundError:
+        if cwd is not None and not cwd.is_dir():
+            raise GitError(f"git {args[0]}: no such directory {cwd}") from None
+        raise UserError("git is not installed: install git and retry") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} timed out after {timeout_s:g}s") from None
+    except OSError as exc:
+        raise GitError(f"git {args[0]} could not run: {exc.strerror or exc}") from None
+
+
 def git(
     args: Sequence[str],
     *,
@@ -90,25 +136,15 @@ def git(
     env: Mapping[str, str] | None = None,
     timeout_s: float = GIT_TIMEOUT_S,
 ) -> GitResult:
-    """Run `git <args>`; raise GitError (redacted) on failure or timeout."""
-    try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=_workspace_env(token, env),
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise UserError("git is not installed: install git and retry") from None
-    except subprocess.TimeoutExpired:
-        raise GitError(f"git {args[0]} timed out after {timeout_s:.0f}s") from None
+    """Run `git <args>` as ourobot (its identity, `token` if given); raise GitError (redacted)
+    on failure or timeout."""
+    proc = run_git(args, env=_workspace_env(token, env), cwd=cwd, timeout_s=timeout_s)
+    stdout = proc.stdout.decode("utf-8", "replace")
+    stderr = proc.stderr.decode("utf-8", "replace")
     if proc.returncode != 0:
-        lines = redact(proc.stderr.strip() or proc.stdout.strip(), token).splitlines()
+        lines = redact(stderr.strip() or stdout.strip(), token).splitlines()
         # git's own verdict is the fatal/error line; hints around it only add noise.
         reason = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
         reason = reason or (lines[-1] if lines else "")
         raise GitError(f"git {args[0]} failed ({proc.returncode}): {reason}")
-    return GitResult(stdout=proc.stdout, stderr=redact(proc.stderr, token))
+    return GitResult(stdout=stdout, stderr=redact(stderr, token))

@@ -20,12 +20,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.workspace.git import GitError, GitResult, git
+from app.workspace.git import GitError, GitResult, git, is_object_id
 
 LOCK_TIMEOUT_S = 600.0
 _LOCK_POLL_S = 0.05
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 # Only these transports may be named by a clone URL (never file://, ext:: or ssh from an API
 # answer we did not choose).
 _ALLOWED_PROTOCOLS = "https:http"
@@ -82,7 +81,7 @@ class RepoMirror:
         The pull ref is fetched first (it usually holds `head_sha` or a descendant of it); a
         head that has since been force-pushed away is then fetched by its SHA, as GitHub allows.
         """
-        if not _SHA.match(head_sha):
+        if not is_object_id(head_sha):
             raise MirrorError(f"invalid head SHA {head_sha!r}")
         ref = f"refs/pull/{int(number)}/head"
         with self.locked(lock_timeout_s):
@@ -125,7 +124,7 @@ class RepoMirror:
         except GitError:
             return None
         sha = out.strip()
-        return sha if _SHA.match(sha) else None
+        return sha if is_object_id(sha) else None
 
     def has_commit(self, sha: str) -> bool:
         if not self.path.joinpath("HEAD").is_file():

@@ -7,13 +7,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from app.controls.halt import HaltRegistry
 from app.github_client import GitHubClients, RetryPolicy
-from app.halt import HaltRegistry
-from app.inbox import Delivery
-from app.jobs import Job, JobContext, load_job_modules, registered_jobs
-from app.routing import Router, build_router
+from app.handlers.router import Router
+from app.handlers.routes import build_router
+from app.jobs.context import JobContext
+from app.jobs.registry import Job, load_job_modules, registered_jobs
 from app.settings import Settings, load_settings
 from app.store import Store
+from app.webhooks.inbox import Delivery
 from tests.plugins.sandbox import SandboxHandle, SeededRepo, WebhookSink
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.halt import Halted, HaltRegistry, installation_scope
-from app.jobs import Job
-from app.routing import Router
+from app.controls.halt import Halted, HaltRegistry, installation_scope
+from app.handlers.router import Router
+from app.jobs.registry import Job
 
 pytestmark = pytest.mark.slow
 

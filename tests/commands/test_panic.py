@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from app.halt import GLOBAL, Halted, HaltRegistry, halt_cause, installation_scope
-from app.panic import PanicHandler, parse_request
+from app.commands.panic import PanicHandler, parse_request
+from app.controls.halt import GLOBAL, Halted, HaltRegistry, halt_cause, installation_scope
 
 pytestmark = pytest.mark.slow
 

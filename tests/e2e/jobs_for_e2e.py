@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 
-from app.jobs import JobContext, job
+from app.jobs.context import JobContext
+from app.jobs.registry import job
 
 
 @job("e2e.busy_writer")

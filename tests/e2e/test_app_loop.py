@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import Job
+from app.jobs.registry import Job
 from app.settings import load_settings
 from tasks.celery_app import create_celery
 from tasks.dispatch import send_job
 from tests.e2e import jobs_for_e2e  # noqa: F401 - registers the job this process sends
+from tests.plugins.processes import REDIS_SERVER, RedisServer, WorkerProcess, worker_env
 from tests.plugins.sandbox import SandboxHandle, SeededRepo
-from tests.receiver.serve_process import ServeProcess
-from tests.workers.processes import REDIS_SERVER, RedisServer, WorkerProcess, worker_env
+from tests.webhooks.serve_process import ServeProcess
 
 pytestmark = [
     pytest.mark.slow,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.action_cmd import escape_data, escape_property, workflow_annotations
+from app.cli.action import escape_data, escape_property, workflow_annotations
 from app.guards import GuardResult, Violation
 from tests.guards.conftest import ROOT, GitRepo, git_env, lines
 

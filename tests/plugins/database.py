@@ -8,6 +8,7 @@ no server answers, PostgreSQL cases skip with a one-line reason.
 
 Fixtures:
   sqlite_settings    Settings with a fresh data dir (not created yet), default SQLite database
+  sqlite_store       a migrated SQLite `app.store.Store` under that data dir, closed afterwards
   postgres_url       URL (postgresql://...) of a fresh, empty PostgreSQL database
   postgres_settings  Settings pointing at `postgres_url`
   database_settings  parametrised over sqlite|postgresql: Settings for a fresh, unmigrated database
@@ -74,6 +75,17 @@ def postgres_url(postgres_admin_url: str) -> Iterator[str]:
 def sqlite_settings(tmp_path: Path) -> Settings:
     # Explicit None: an OUROBOT_DATABASE_URL in the developer's shell must not leak in.
     return Settings(data_dir=tmp_path / "data", database_url=None)
+
+
+@pytest.fixture
+def sqlite_store(sqlite_settings: Settings) -> Iterator[Store]:
+    """A migrated SQLite store under a fresh data directory (what workers share with serve)."""
+    opened = Store.open(sqlite_settings)
+    opened.migrate()
+    try:
+        yield opened
+    finally:
+        opened.close()
 
 
 @pytest.fixture

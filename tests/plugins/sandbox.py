@@ -94,6 +94,12 @@ class SandboxHandle:
         root.mkdir(parents=True, exist_ok=True)
         return root
 
+    def requests(self, method: str, path: str) -> list[dict[str, Any]]:
+        """The REST requests the sandbox served for `method path`, oldest first: each with its
+        time `t`, `status`, `identity` (e.g. `app:1`, `anonymous`) and `route`."""
+        log = self.control.stats()["log"]
+        return [e for e in log if e["method"] == method and e["path"] == path]
+
     def create_user(self, login: str, *, type: str = "User") -> str:
         token = self.control.create_user(login, type=type)
         self.tokens[login] = token

@@ -12,12 +12,12 @@ from reviewers.connectivity import ImportGraph
 from reviewers.fake_servers import FakeModels, Text
 from reviewers.git_source import read_change
 from reviewers.repo_map import coupling, is_prompt_file, read_repo_map
-from tests.review_check.conftest import (
+from tests.jobs.review_check.conftest import (
     CANARY_FILE,
     DIVIDE,
     rw,  # noqa: F401  (the review-job world fixture)
 )
-from tests.review_check.conftest import CONFIG as JOB_CONFIG
+from tests.jobs.review_check.conftest import CONFIG as JOB_CONFIG
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from app.workspace.git import GitError, git, redact
+from app.errors import UserError
+from app.workspace.git import GitError, git, is_object_id, isolated_env, redact, run_git
 
 
 def make_origin(tmp_path: Path) -> Path:
@@ -68,3 +69,34 @@ def test_redact_covers_the_basic_auth_form():
 def test_timeout_is_reported(tmp_path):
     with pytest.raises(GitError, match="timed out"):
         git(["-c", "alias.slow=!sleep 5", "slow"], cwd=tmp_path, timeout_s=0.5)
+
+
+# ---- run_git: the one place ourobot starts git (the workspace, the guards, the reviewers) ----
+
+
+def test_run_git_returns_the_exit_code_for_the_caller_to_judge(tmp_path):
+    proc = run_git(["rev-parse", "--git-dir"], env=isolated_env(), cwd=tmp_path)
+    assert proc.returncode != 0 and b"not a git repository" in proc.stderr
+    assert is_object_id("a" * 40) and is_object_id("b" * 64)
+    assert not is_object_id("a" * 39) and not is_object_id("A" * 40) and not is_object_id("")
+
+
+def test_run_git_without_git_says_to_install_it(tmp_path):
+    with pytest.raises(UserError, match="git is not installed"):
+        run_git(["--version"], env={"PATH": str(tmp_path / "no-bin")})
+
+
+def test_run_git_in_a_missing_directory_says_so_not_that_git_is_missing(tmp_path):
+    with pytest.raises(GitError, match="no such directory"):
+        run_git(["status"], env=isolated_env(), cwd=tmp_path / "gone")
+
+
+def test_run_git_that_does_not_finish_is_a_git_error(tmp_path):
+    # An alias starting with "!" runs a command: here one that outlasts the timeout.
+    alias = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "alias.wait",
+        "GIT_CONFIG_VALUE_0": "!sleep 1",
+    }
+    with pytest.raises(GitError, match=r"^git wait timed out after 0\.2s$"):
+        run_git(["wait"], env=isolated_env(alias), timeout_s=0.2)

@@ -1,0 +1,108 @@
+"""Job functions behind slash commands and ticket labels: authorize, acknowledge, answer.
+
+Each runs at most once per (comment, verb): the effect is keyed locally (`once`) and the
+reply carries a hidden marker on GitHub, so a rerun after a crash edits instead of posting.
+"""
+
+from __future__ import annotations
+
+from app.commands import replies
+from app.commands.authz import PermissionCache, permission_of
+from app.commands.slash import Permission, SlashCommand, may_run
+from app.commands.status_comment import upsert_comment
+from app.controls.halt import check_halt
+from app.github_client import bot_login
+from app.jobs.context import JobContext, once
+from app.jobs.registry import job
+from app.jobs.review_check import review_reply
+
+_permissions = PermissionCache()
+
+
+@job("command")
+def run_command(
+    ctx: JobContext,
+    *,
+    installation_id: int | None,
+    repo: str,
+    number: int,
+    comment_id: int,
+    login: str,
+    verb: str,
+    args: list[str],
+    is_pull_request: bool = False,
+) -> None:
+    command = SlashCommand(verb=verb, args=tuple(args), line=0)
+    with once(ctx, f"command:{repo}:{comment_id}:{verb}") as first:
+        if not first:
+            return
+        github = ctx.github.installation(installation_id)
+        owner, name = repo.split("/", 1)
+        check_halt(ctx, installation_id)
+        # GitHub answers an existing identical reaction with 200: safe to repeat.
+        github.rest.reactions.create_for_issue_comment(owner, name, comment_id, content="eyes")
+        permission = permission_of(
+            github, installation_id=installation_id, repo=repo, login=login, cache=_permissions
+        )
+        body = answer(command, login=login, permission=permission, operators=ctx.settings.operators)
+        if verb == "review" and may_run(
+            command, permission, login=login, operators=frozenset(ctx.settings.operators)
+        ):
+            body = review_reply(
+                ctx,
+                installation_id=installation_id,
+                repo=repo,
+                number=number,
+                comment_id=comment_id,
+                is_pull_request=is_pull_request,
+            )
+        check_halt(ctx, installation_id)
+        upsert_comment(
+            github,
+            repo=repo,
+            number=number,
+            key=f"reply.{comment_id}.{verb}",
+            body=body,
+            bot_login=bot_login(ctx.github),
+        )
+
+
+def answer(
+    command: SlashCommand, *, login: str, permission: Permission, operators: tuple[str, ...]
+) -> str:
+    """The reply to one command from `login`, who holds `permission`."""
+    if not command.known:
+        return replies.unknown(login, command)
+    if not may_run(command, permission, login=login, operators=frozenset(operators)):
+        return replies.refusal(login, command, permission)
+    if command.verb == "help":
+        return replies.help_text()
+    if command.verb == "status":
+        return "ourobot is running on this repository. No ticket work is in progress here."
+    return replies.not_available(command)
+
+
+@job("ticket")
+def admit_ticket(
+    ctx: JobContext, *, installation_id: int | None, repo: str, number: int, login: str
+) -> None:
+    with once(ctx, f"ticket:{repo}:{number}:{login}") as first:
+        if not first:
+            return
+        github = ctx.github.installation(installation_id)
+        permission = permission_of(
+            github, installation_id=installation_id, repo=repo, login=login, cache=_permissions
+        )
+        if permission >= Permission.WRITE:
+            body = replies.ticket_not_available()
+        else:
+            body = replies.ticket_refused(login, permission)
+        check_halt(ctx, installation_id)
+        upsert_comment(
+            github,
+            repo=repo,
+            number=number,
+            key="status",
+            body=body,
+            bot_login=bot_login(ctx.github),
+        )

@@ -1,0 +1,340 @@
+"""A panel run's result as it is published: the PR review and the `ourobot/review` check run.
+
+Plain data and text, no I/O: `build_publication` turns a `PanelResult` and the reviewed diff
+into a `Publication` (review body, inline comments, check title, summary and annotations, and
+the ledger outcome). A publication is stored as JSON (`review_results`) before anything is
+posted, so a rerun after a crash posts the same verdict instead of asking the models again.
+
+Model text is untrusted: every piece of it shown on GitHub is cleaned so that it cannot
+mention people, post HTML (or a hidden marker of ours) or hide characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.controls.ledger import Execution, ReviewAxis
+from app.store import Store
+from app.store.schema import review_results
+from reviewers.diff import FileDiff
+from reviewers.result import ModelVerdict, PanelResult
+from reviewers.untrusted import is_invisible
+from reviewers.verdict import Finding
+
+CHECK_NAME = "ourobot/review"
+MAX_SUMMARY_CHARS = 60_000  # GitHub's limit is 65,535 for a check summary and a review body
+MAX_NOTES_CHARS = 1_500
+MAX_FINDING_CHARS = 600
+ANNOTATION_LEVELS = {"blocker": "failure", "major": "failure", "minor": "warning", "nit": "notice"}
+
+Conclusion = Literal["success", "failure"]
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    path: str
+    line: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Annotation:
+    path: str
+    line: int
+    level: str  # notice | warning | failure
+    title: str
+    message: str
+
+    def as_github(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.line,
+            "end_line": self.line,
+            "annotation_level": self.level,
+            "title": self.title,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class Publication:
+    """Everything posted for one panel run, and how the ledger records it."""
+
+    run_key: str
+    head_sha: str
+    base_sha: str
+    conclusion: Conclusion
+    reason: str  # approved | rejected | incomplete | budget
+    check_title: str
+    check_summary: str
+    review_body: str  # empty: no PR review (nothing was reviewed, e.g. an invalid config)
+    inline: tuple[InlineComment, ...]
+    annotations: tuple[Annotation, ...]
+    # The panel rejected the change: the review asks for changes where GitHub allows it.
+    request_changes: bool
+    execution: Execution
+    review_axis: ReviewAxis
+    error_class: str | None
+    cost_micro_usd: int = 0
+
+    @property
+    def marker_key(self) -> str:
+        """The hidden marker's key in the PR review (see `app.commands.status_comment.marker`)."""
+        return "review." + hashlib.sha256(self.run_key.encode()).hexdigest()[:20]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Publication:
+        data = json.loads(text)
+        data["inline"] = tuple(InlineComment(**item) for item in data["inline"])
+        data["annotations"] = tuple(Annotation(**item) for item in data["annotations"])
+        return cls(**data)
+
+
+# ---- building ---------------------------------------------------------------------------------
+
+
+def build_publication(
+    result: PanelResult,
+    files: Sequence[FileDiff],
+    *,
+    run_key: str,
+    cost_micro_usd: int,
+    cost_line: str,
+) -> Publication:
+    """The review and check run for `result`, with findings placed on changed lines."""
+    commentable = {diff.path: diff.commentable_lines() for diff in files}
+    at_head = {diff.path for diff in files if diff.file.status != "deleted"}
+    inline: list[InlineComment] = []
+    sections: list[str] = []
+    for verdict in result.verdicts:
+        placed = [f for f in verdict.findings if f.line in commentable.get(f.path, frozenset())]
+        inline += [InlineComment(f.path, f.line, _comment(verdict.model, f)) for f in placed]
+        sections.append(_model_section(verdict, placed))
+    annotations = tuple(
+        Annotation(
+            f.path,
+            f.line,
+            ANNOTATION_LEVELS[f.severity],
+            f"{f.severity} ({_plain(item.model, 100)})",
+            _plain(f.reason, MAX_FINDING_CHARS),
+        )
+        for item in result.findings()
+        for f in (item.finding,)
+        if f.path in at_head
+    )
+    title = check_title(result)
+    execution, error_class = execution_of(result.verdicts)
+    body = _review_body(result, title, sections)
+    summary = _limit(result.summary_markdown() + f"\n{cost_line}\n", MAX_SUMMARY_CHARS)
+    return Publication(
+        run_key=run_key,
+        head_sha=result.head_sha,
+        base_sha=result.base_sha,
+        conclusion=result.conclusion,
+        reason=result.reason,
+        check_title=title,
+        check_summary=summary,
+        review_body=body,
+        inline=tuple(inline),
+        annotations=annotations,
+        request_changes=result.reason == "rejected",
+        execution=execution,
+        review_axis="incomplete" if result.reason == "budget" else result.reason,
+        error_class=error_class,
+        cost_micro_usd=cost_micro_usd,
+    )
+
+
+def unreviewable(run_key: str, head_sha: str, base_sha: str, problem: str) -> Publication:
+    """A failed check for a change the panel could not be asked about (an invalid config, an
+    empty change, a constitution over the size limit): fail closed, say why, post no review."""
+    text = _plain(problem, 2_000)
+    return Publication(
+        run_key=run_key,
+        head_sha=head_sha,
+        base_sha=base_sha,
+        conclusion="failure",
+        reason="incomplete",
+        check_title="Review failed: cannot evaluate this change",
+        check_summary=(
+            f"## ourobot review failed (cannot evaluate)\n\n{text}\n\nNo model was asked. "
+            f"Reviewed head `{head_sha}` against base `{base_sha}`.\n"
+        ),
+        review_body="",
+        inline=(),
+        annotations=(),
+        request_changes=False,
+        execution="error",
+        review_axis="incomplete",
+        error_class="review:cannot-evaluate",
+    )
+
+
+def check_title(result: PanelResult) -> str:
+    approvals = sum(1 for verdict in result.verdicts if verdict.verdict == "approve")
+    rejections = sum(1 for verdict in result.verdicts if verdict.verdict == "reject")
+    count = len(result.verdicts)
+    if result.reason == "approved":
+        return f"Review passed: {approvals} of {count} approved"
+    if result.reason == "rejected":
+        return f"Review failed: rejected by {rejections} of {count}"
+    if result.reason == "budget":
+        return "Review failed: budget exhausted"
+    return f"Review failed: incomplete evidence ({approvals} of {result.quorum} approvals)"
+
+
+def execution_of(verdicts: Iterable[ModelVerdict]) -> tuple[Execution, str | None]:
+    """How the run went on the ledger's execution axis, and the error class behind it."""
+    kinds = [verdict.error_kind for verdict in verdicts if verdict.error_kind]
+    if not kinds:
+        return "ok", None
+    if "budget" in kinds:
+        return "budget", "review:budget"
+    if "timeout" in kinds:
+        return "timeout", "review:timeout"
+    return "error", f"review:{kinds[0]}"
+
+
+def _review_body(result: PanelResult, title: str, sections: list[str]) -> str:
+    head = [
+        f"## ourobot {title[0].lower()}{title[1:]}",
+        "",
+        f"{result.detail} Head `{result.head_sha}`, base `{result.base_sha}`. The "
+        "`ourobot/review` check on that head carries the verdict; ourobot never approves a "
+        "pull request, a maintainer's approval is a separate gate.",
+    ]
+    return _limit("\n".join([*head, *sections]) + "\n", MAX_SUMMARY_CHARS)
+
+
+def _model_section(verdict: ModelVerdict, placed: list[Finding]) -> str:
+    lines = ["", f"### {_code(verdict.model)}: {verdict.verdict}"]
+    if verdict.problem:
+        lines += ["", f"Why no usable verdict: {_plain(verdict.problem, MAX_FINDING_CHARS)}"]
+    if verdict.notes:
+        notes = _plain_block(verdict.notes, MAX_NOTES_CHARS)
+        lines += ["", *(f"> {line}" if line else ">" for line in notes.split("\n"))]
+    elsewhere = [f for f in verdict.findings if f not in placed]
+    if placed:
+        lines += ["", f"{len(placed)} finding(s) inline on the changed lines."]
+    if elsewhere:
+        lines += [
+            "",
+            "Findings outside the changed lines:" if placed else "Findings:",
+            "",
+            *(
+                f"- **{f.severity}** {_code(f'{f.path}:{f.line}')}: "
+                f"{_plain(f.reason, MAX_FINDING_CHARS)}"
+                for f in elsewhere
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def _comment(model: str, finding: Finding) -> str:
+    return f"**{finding.severity}** ({_code(model)}): {_plain(finding.reason, MAX_FINDING_CHARS)}"
+
+
+# ---- untrusted text on GitHub ----------------------------------------------------------------
+
+
+def _clean(text: str) -> str:
+    """No invisible characters, no HTML (so no hidden marker), no mentions."""
+    visible = "".join(char for char in text if char == "\n" or not is_invisible(char))
+    return visible.replace("<", "&lt;").replace(">", "&gt;").replace("@", "&#64;")
+
+
+def _plain(text: str, limit: int) -> str:
+    """One line of model text."""
+    flat = " ".join(_clean(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _plain_block(text: str, limit: int) -> str:
+    """Model notes, line breaks kept."""
+    lines = [" ".join(line.split()) for line in _clean(text).split("\n")]
+    block = "\n".join(lines).strip()
+    return block if len(block) <= limit else block[: limit - 3] + "..."
+
+
+def _code(text: str) -> str:
+    flat = " ".join(text.split()).replace("`", "'")
+    return "`" + (flat if len(flat) <= 200 else flat[:197] + "...") + "`"
+
+
+def _limit(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 60] + "\n\n(cut here: longer than GitHub shows)\n"
+
+
+# ---- storage ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    key: str
+    publication: Publication
+    created_at: datetime
+
+
+def save_publication(
+    store: Store, publication: Publication, *, repo: str, number: int, panel: str
+) -> None:
+    """Keep `publication` under its run key (the first one stays: a rerun reposts it)."""
+    values = {
+        "key": publication.run_key,
+        "created_at": datetime.now(UTC),
+        "repo": repo,
+        "number": number,
+        "head_sha": publication.head_sha,
+        "panel": panel,
+        "conclusion": publication.conclusion,
+        "reason": publication.reason,
+        "publication": publication.to_json(),
+    }
+    with store.session() as session:
+        dialect = session.get_bind().dialect.name
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        session.execute(
+            insert(review_results)
+            .values(values)
+            .on_conflict_do_nothing(index_elements=[review_results.c.key])
+        )
+
+
+def load_publication(store: Store, run_key: str) -> Publication | None:
+    with store.read_session() as session:
+        text = session.execute(
+            select(review_results.c.publication).where(review_results.c.key == run_key)
+        ).scalar_one_or_none()
+    return Publication.from_json(text) if text is not None else None
+
+
+def latest_result(store: Store, *, repo: str, head_sha: str, panel: str) -> StoredResult | None:
+    """The newest stored run for this head and panel, if any."""
+    query = (
+        select(review_results)
+        .where(
+            review_results.c.repo == repo,
+            review_results.c.head_sha == head_sha,
+            review_results.c.panel == panel,
+        )
+        .order_by(review_results.c.created_at.desc())
+        .limit(1)
+    )
+    with store.read_session() as session:
+        row = session.execute(query).first()
+    if row is None:
+        return None
+    return StoredResult(row.key, Publication.from_json(row.publication), row.created_at)
