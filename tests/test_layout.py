@@ -22,6 +22,7 @@ LAYERS = (
     {"app.jobs"},
     {"app.commands"},
     {"app.controls"},
+    {"app.gate"},
     {"app.guards", "reviewers"},
     {"app.repo_config"},
     {"app.workspace", "app.store", "app.github_client"},
