@@ -10,7 +10,7 @@ import pytest
 from githubkit import GitHub
 
 from app.gate import decide, parse_state
-from app.gate.snapshot import PullRef, base_config, build_state
+from app.jobs.gate_snapshot import PullRef, base_config, build_state
 from app.repo_config import load_repo_config
 from tests.plugins.sandbox import SandboxHandle
 from tests.sandbox.test_pull_rules import Pusher
@@ -138,3 +138,4 @@ def test_the_base_config_is_read_from_the_base_commit(world: World) -> None:
     world.pusher.branch("main", {".github/ourobot.yml": "version: 1\nmerge: {method: rebase}\n"})
     tip = world.bot.rest.repos.get_commit(world.o, world.r, "main").parsed_data.sha
     assert base_config(world.bot, pull, tip).merge.method == "rebase"
+    assert base_config(world.bot, pull, "main").merge.method == "rebase"

@@ -1,11 +1,11 @@
 """The gate's snapshot of one pull request, read from GitHub: the state `decide` takes, in the
 format of docs/gate.md (so a maintainer can save it and ask `ourobot gate check` offline).
 
-As few calls as the answer needs: the pull request, its reviews, the latest check run per App
-and name on H, the combined status of H (the latest per context), the permission of each
-reviewer whose latest review could count; compare `base...H` only when `up-to-date` is
-required, the base branch's protection only when `merge.required_checks` is unset, the file
-list only in pro mode.
+As few calls as the answer needs (besides the base config): the pull request, its reviews,
+the latest check run per App and name on H, the combined status of H (the latest per
+context), the permission of each reviewer whose latest review could count; compare
+`base...H` only when `up-to-date` is required, the base branch's protection only when
+`merge.required_checks` is unset, the file list only in pro mode.
 
 What cannot be read is left out rather than guessed: a missing field fails the conditions that
 read it, so a 403 on branch protection or a file list past GitHub's cap can only make the gate
@@ -54,17 +54,22 @@ def _pages(fetch: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         page += 1
 
 
-def base_config(github: GitHub[Any], pull: PullRef, base_sha: str) -> RepoConfig:
-    """`.github/ourobot.yml` at the base commit (the defaults when there is none); raises
-    ConfigError, naming the line and key, when it is invalid."""
+def base_config(github: GitHub[Any], pull: PullRef, ref: str) -> RepoConfig:
+    """`.github/ourobot.yml` at the base branch `ref` (the defaults when there is none);
+    raises ConfigError, naming the line and key, when it is invalid."""
     url = f"/repos/{pull.owner}/{pull.name}/contents/{DEFAULT_SOURCE}"
     try:
-        answer = github.request("GET", url, params={"ref": base_sha}, headers=RAW)
+        answer = github.request("GET", url, params={"ref": ref}, headers=RAW)
     except RequestFailed as exc:
         if exc.response.status_code == 404:
             return load_repo_config(None)
         raise
-    return load_repo_config(answer.text, source=f"{DEFAULT_SOURCE}@{base_sha[:12]}")
+    return load_repo_config(answer.text, source=f"{DEFAULT_SOURCE} on {ref}")
+
+
+def read_pull(github: GitHub[Any], pull: PullRef) -> Any:
+    """The pull request as GitHub shows it now (githubkit's PullRequest)."""
+    return github.rest.pulls.get(pull.owner, pull.name, pull.number).parsed_data
 
 
 def config_state(config: RepoConfig) -> dict[str, Any]:
@@ -82,11 +87,18 @@ def config_state(config: RepoConfig) -> dict[str, Any]:
 
 
 def build_state(
-    github: GitHub[Any], pull: PullRef, *, app_id: int, halted: bool, config: RepoConfig
+    github: GitHub[Any],
+    pull: PullRef,
+    *,
+    app_id: int,
+    halted: bool,
+    config: RepoConfig,
+    data: Any = None,
 ) -> dict[str, Any]:
-    """The snapshot of `pull` as GitHub shows it now (its current head is H)."""
+    """The snapshot of `pull` (its current head is H); `data` is the pull request when the
+    caller has just read it."""
     o, r = pull.owner, pull.name
-    data = github.rest.pulls.get(o, r, pull.number).parsed_data
+    data = data if data is not None else read_pull(github, pull)
     head = data.head.sha
     state: dict[str, Any] = {
         "app_id": app_id,
@@ -142,6 +154,8 @@ def _check_runs(github: GitHub[Any], o: str, r: str, head: str) -> list[dict[str
                     "status": run.status,
                     "conclusion": run.conclusion,
                     "app_id": run.app.id if run.app else None,
+                    # Not read by the decision: how ourobot finds its own runs again.
+                    "external_id": run.external_id,
                 }
             )
         if len(answer.check_runs) < PER_PAGE:
