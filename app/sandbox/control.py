@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.sandbox import events, merge_queue
+from app.sandbox import api_checks, events, merge_queue
 from app.sandbox.gitops import BareRepo, GitError
 from app.sandbox.routing import Services
 from app.sandbox.serializers import repo_json
@@ -177,6 +177,24 @@ def set_protection(sb: Services, owner: str, name: str, branch: str, body: dict[
     if BareRepo(repo.path).resolve(f"refs/heads/{branch}") is None:
         raise ControlError(f"no branch {branch!r} in {repo.full_name}", 404)
     repo.protections[branch] = Protection(list(contexts), strict=bool(body.get("strict")))
+
+
+def actions_check_run(sb: Services, owner: str, name: str, body: dict[str, Any]) -> Any:
+    """A check run posted by the GitHub Actions App, named as a workflow names it (anything)."""
+    repo = _repo(sb, owner, name)
+    head_sha, run_name = body.get("head_sha"), body.get("name")
+    if not isinstance(run_name, str) or not run_name:
+        raise ControlError("name must be a non-empty string")
+    if not isinstance(head_sha, str) or BareRepo(repo.path).resolve(head_sha) != head_sha:
+        raise ControlError(f"no commit {head_sha!r} in {repo.full_name}")
+    conclusion = body.get("conclusion") or "success"
+    if conclusion not in api_checks.CONCLUSIONS:
+        raise ControlError(f"invalid conclusion {conclusion!r}")
+    run = api_checks.record_check_run(
+        sb, repo, sb.state.actions_app, name=run_name, head_sha=head_sha, conclusion=conclusion,
+        output={"title": run_name, "summary": "posted by a workflow"},
+    )  # fmt: skip
+    return {"id": run.id, "app_id": run.app.id}
 
 
 def enqueue(sb: Services, owner: str, name: str, number: int, body: dict[str, Any]) -> Any:
@@ -387,6 +405,11 @@ def control_routes(sb: Services, admin_token: str, key_path: Path | None) -> lis
             methods=["PUT"],
         ),
         Route(
+            f"{p}/repos/{{owner}}/{{repo}}/actions-check-runs",
+            guarded(lambda r, b: actions_check_run(sb, *repo_args(r), b)),
+            methods=["POST"],
+        ),
+        Route(
             f"{p}/repos/{{owner}}/{{repo}}/pulls/{{number:int}}/enqueue",
             guarded(lambda r, b: enqueue(sb, *repo_args(r), r.path_params["number"], b)),
             methods=["POST"],
@@ -496,6 +519,15 @@ class SandboxControl:
         the head must contain the branch's tip. None removes the protection."""
         body = {"contexts": contexts, "strict": strict}
         self._call("PUT", f"/repos/{owner}/{repo}/branches/{branch}/protection", body)
+
+    def actions_check_run(
+        self, owner: str, repo: str, head_sha: str, name: str, *, conclusion: str = "success"
+    ) -> dict[str, Any]:
+        """Post a check run as the GitHub Actions App, with any name (a workflow can)."""
+        body = {"head_sha": head_sha, "name": name, "conclusion": conclusion}
+        path = f"/repos/{owner}/{repo}/actions-check-runs"
+        result: dict[str, Any] = self._call("POST", path, body)
+        return result
 
     def enqueue(
         self, owner: str, repo: str, number: int, *, login: str | None = None
