@@ -35,7 +35,7 @@ from app.gate.report import gate_output
 from app.github_client import bot_login
 from app.guards.result import markdown_cell
 from app.jobs.context import JobContext, effect_done, record_effect
-from app.jobs.gate_merge import finish_merge, merge_now, merged_by_ourobot
+from app.jobs.gate_merge import BOT_BRANCH_PREFIX, finish_merge, merge_now, merged_by_ourobot
 from app.jobs.gate_snapshot import PullRef, base_config, build_state, read_pull
 from app.jobs.registry import job
 from app.jobs.serial import run_serialized
@@ -43,7 +43,6 @@ from app.repo_config import RepoConfig
 
 log = logging.getLogger(__name__)
 
-BOT_BRANCH_PREFIX = "ourobot/"
 
 
 @dataclass

@@ -31,6 +31,7 @@ from app.repo_config import RepoConfig
 
 log = logging.getLogger(__name__)
 
+BOT_BRANCH_PREFIX = "ourobot/"
 DONE_LABEL = "ourobot:done"
 IN_PROGRESS_LABEL = "ourobot:in-progress"
 _TICKET_BRANCH = re.compile(r"^ourobot/issue-(\d+)$")
@@ -101,17 +102,20 @@ def finish_merge(
             detail=ledger_row,
             once=True,
         )
-        ticket = _ticket_of(data, bot_login(ctx.github))
-        if ticket is not None:
-            _close_ticket(github, pull, ticket)
+        bot = bot_login(ctx.github)
+        ours = data.user is not None and data.user.login.lower() == bot.lower()
+        if ours and data.head.ref.startswith(BOT_BRANCH_PREFIX):
             _delete_branch(github, pull, data.head.ref)
+        ticket = _ticket_of(data, bot)
+        if ticket is not None and not _close_ticket(github, pull, ticket):
+            ticket = None
         upsert_comment(
             github,
             repo=pull.full_name,
             number=pull.number,
             key="status",
             body=status_text(result, ticket),
-            bot_login=bot_login(ctx.github),
+            bot_login=bot,
         )
         log.info("gate merged %s#%d as %s", pull.full_name, pull.number, result.merged_sha)
 
@@ -126,12 +130,15 @@ def status_text(result: MergeResult, ticket: int | None) -> str:
             f"`{result.head_tree}`. The ledger records it; look at what landed."
         )
     if ticket is not None:
-        lines.append(f"Ticket #{ticket} is done and closed; the branch is deleted.")
+        lines.append(f"Ticket #{ticket} is done and closed.")
     return "\n\n".join(lines)
 
 
 def _recovered(github: GitHub[Any], pull: PullRef, data: Any) -> MergeResult:
-    head, merged = data.head.sha, data.merge_commit_sha
+    # githubkit's PullRequest model has no merge_commit_sha: read it from the JSON itself.
+    raw = github.rest.pulls.get(pull.owner, pull.name, pull.number).json()
+    found = raw.get("merge_commit_sha") if isinstance(raw, dict) else None
+    head, merged = data.head.sha, found if isinstance(found, str) else None
     head_tree = tree_of(github, pull.owner, pull.name, head)
     merged_tree = tree_of(github, pull.owner, pull.name, merged) if merged else None
     return MergeResult("merged", "merged (finished later)", head, merged, head_tree, merged_tree)
@@ -156,8 +163,18 @@ def _ticket_of(data: Any, bot: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _close_ticket(github: GitHub[Any], pull: PullRef, ticket: int) -> None:
+def _close_ticket(github: GitHub[Any], pull: PullRef, ticket: int) -> bool:
+    """Label the ticket done and close it; False when there is no such issue (a branch name
+    is not proof that the issue exists, or that it is not a pull request)."""
     o, r = pull.owner, pull.name
+    try:
+        issue = github.rest.issues.get(o, r, ticket).parsed_data
+    except RequestFailed as exc:
+        if exc.response.status_code in (404, 410):
+            return False
+        raise
+    if issue.pull_request:
+        return False
     github.rest.issues.add_labels(o, r, ticket, labels=[DONE_LABEL])
     try:
         github.rest.issues.remove_label(o, r, ticket, IN_PROGRESS_LABEL)
@@ -165,6 +182,7 @@ def _close_ticket(github: GitHub[Any], pull: PullRef, ticket: int) -> None:
         if exc.response.status_code != 404:
             raise
     github.rest.issues.update(o, r, ticket, state="closed", state_reason="completed")
+    return True
 
 
 def _delete_branch(github: GitHub[Any], pull: PullRef, branch: str) -> None:
