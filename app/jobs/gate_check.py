@@ -35,11 +35,12 @@ from app.gate.report import gate_output
 from app.github_client import bot_login
 from app.guards.result import markdown_cell
 from app.jobs.context import JobContext, effect_done, record_effect
-from app.jobs.gate_merge import BOT_BRANCH_PREFIX, finish_merge, merge_now, merged_by_ourobot
+from app.jobs.gate_merge import finish_merge, merge_now, merged_by_ourobot
 from app.jobs.gate_snapshot import PullRef, base_config, build_state, read_pull
 from app.jobs.registry import job
 from app.jobs.serial import run_serialized
 from app.repo_config import RepoConfig
+from app.workspace.branches import BOT_BRANCH_PREFIX
 
 log = logging.getLogger(__name__)
 

@@ -28,10 +28,10 @@ from app.github_client import bot_login
 from app.jobs.context import JobContext, effect_done, once, record_effect
 from app.jobs.gate_snapshot import PullRef
 from app.repo_config import RepoConfig
+from app.workspace.branches import BOT_BRANCH_PREFIX
 
 log = logging.getLogger(__name__)
 
-BOT_BRANCH_PREFIX = "ourobot/"
 DONE_LABEL = "ourobot:done"
 IN_PROGRESS_LABEL = "ourobot:in-progress"
 _TICKET_BRANCH = re.compile(r"^ourobot/issue-(\d+)$")
