@@ -90,6 +90,25 @@ class GateWorld:
         assert result is not None
         return result
 
+    def command(self, login: str, text: str) -> str:
+        """`login` comments `text` on the pull request; the command jobs run; ourobot's reply."""
+        made = self.user(login).rest.issues.create_comment(self.o, self.r, self.number, body=text)
+        comment_id = made.parsed_data.id
+        delivered = self.world.sink.wait_for_one(
+            "issue_comment", "created", lambda d: d.payload["comment"]["id"] == comment_id
+        )
+        jobs = self.world.router.route("issue_comment", "created", delivered.payload,
+                                       delivery_id="t")  # fmt: skip
+        for job in jobs:
+            self.world.run(job)
+        replies = [
+            c.body or ""
+            for c in self.bot.rest.issues.list_comments(self.o, self.r, self.number).parsed_data
+            if f"reply.{comment_id}." in (c.body or "")
+        ]
+        assert len(replies) == 1, replies
+        return replies[0].split("\n", 1)[1].strip()  # without the hidden marker line
+
     # ---- what GitHub shows -------------------------------------------------------------------
     def pull(self) -> Any:
         return self.bot.rest.pulls.get(self.o, self.r, self.number).parsed_data
