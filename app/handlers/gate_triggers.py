@@ -47,6 +47,7 @@ def register(router: Router, settings: Settings) -> None:
     router.add("check_suite", "completed", partial(on_check_suite, settings=settings))
     router.add("status", "*", on_status)
     router.add("push", "*", on_push)
+    router.add("merge_group", "checks_requested", on_merge_group)
 
 
 def _evaluate(event: Event, numbers: list[int]) -> list[Job]:
