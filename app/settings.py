@@ -81,6 +81,7 @@ class Settings(BaseSettings):
     cap_fix_iterations: int = 3
     cap_test_timeout_s: int = 600
     cap_review_rounds: int = 2
+    cap_wall_time_s: int = 3600
     # Model prices in USD per million tokens, JSON: {"<model id or prefix*>": {"input": 3,
     # "output": 15, "cache_read": 0.3, "cache_write": 3.75}}; ahead of the built-in table.
     model_prices: Annotated[dict[str, dict[str, float]], NoDecode] = Field(default_factory=dict)

@@ -73,6 +73,16 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ToolCalls:
+    """An answer that calls several tools at once, in order, with optional text before them."""
+
+    calls: tuple[tuple[str, Mapping[str, Any]], ...]
+    text: str = ""
+    usage: FakeUsage = FakeUsage()
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class HttpError:
     """An error status with the provider's error body and optional retry hints."""
 
@@ -93,7 +103,51 @@ class Malformed:
     delay_s: float = 0.0
 
 
-Reply = Text | ToolCall | HttpError | Malformed
+Reply = Text | ToolCall | ToolCalls | HttpError | Malformed
+Answer = Text | ToolCall | ToolCalls
+
+
+# ---- an implementer's edits, as a model writes them ------------------------------------------
+# Written here independently of ourobot's parser (app.loop.edits): the fake is a model, and a
+# model that formats blocks its own way is what the parser must survive.
+
+_FENCE = "```"
+
+
+def file_block(path: str, content: str) -> str:
+    """`### FILE:` with the whole new content."""
+    return f"### FILE: {path}\n{_FENCE}\n{_ending(content)}{_FENCE}\n"
+
+
+def append_block(path: str, content: str) -> str:
+    return f"### APPEND: {path}\n{_FENCE}\n{_ending(content)}{_FENCE}\n"
+
+
+def replace_block(path: str, *hunks: tuple[str, str]) -> str:
+    """`### REPLACE:` with one SEARCH/REPLACE hunk per (old, new) pair."""
+    body = "".join(
+        f"<<<<<<< SEARCH\n{_ending(old)}=======\n{_ending(new) if new else ''}>>>>>>> REPLACE\n"
+        for old, new in hunks
+    )
+    return f"### REPLACE: {path}\n{_FENCE}\n{body}{_FENCE}\n"
+
+
+def delete_block(path: str) -> str:
+    return f"### DELETE: {path}\n"
+
+
+def edits_reply(*blocks: str, prose: str = "Here is the change.") -> Text:
+    """A text answer holding edit blocks (from the functions above) after a line of prose."""
+    return Text("\n".join([prose, "", *blocks]))
+
+
+def _ending(text: str) -> str:
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def edit_calls(*calls: tuple[str, Mapping[str, Any]], text: str = "") -> ToolCalls:
+    """A tool-calling answer: ("write_file", {"path": ..., "content": ...}), ..."""
+    return ToolCalls(tuple(calls), text=text)
 
 
 def rate_limited(retry_after_s: float = 1.0) -> HttpError:
@@ -136,6 +190,18 @@ class RecordedRequest:
             if not isinstance(self.body, dict)
             else (_texts(self.body.get("system")) + "\n" + _texts(self.body.get("messages")))
         )
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The tools the request offered, by name, in either wire format."""
+        tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        names = []
+        for tool in tools if isinstance(tools, list) else ():
+            if isinstance(tool, dict):
+                function = tool.get("function")
+                entry = function if isinstance(function, dict) else tool
+                names.append(str(entry.get("name", "")))
+        return names
 
 
 def _texts(value: Any) -> str:
@@ -355,18 +421,18 @@ class _ApiHandler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, self._openai_completion(reply, request))
 
-    def _anthropic_message(self, reply: Text | ToolCall, request: dict[str, Any]) -> Any:
+    def _anthropic_message(self, reply: Answer, request: dict[str, Any]) -> Any:
         content: list[dict[str, Any]] = []
         if reply.text:
             content.append({"type": "text", "text": reply.text})
         stop_reason = reply.stop_reason if isinstance(reply, Text) else "tool_use"
-        if isinstance(reply, ToolCall):
+        for name, arguments in _calls(reply):
             content.append(
                 {
                     "type": "tool_use",
                     "id": f"toolu_{self.fake._next_id():08d}",
-                    "name": reply.name,
-                    "input": dict(reply.arguments),
+                    "name": name,
+                    "input": dict(arguments),
                 }
             )
         usage = _usage_numbers(reply, request)
@@ -386,18 +452,19 @@ class _ApiHandler(BaseHTTPRequestHandler):
             },
         }
 
-    def _openai_completion(self, reply: Text | ToolCall, request: dict[str, Any]) -> Any:
+    def _openai_completion(self, reply: Answer, request: dict[str, Any]) -> Any:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         finish = "stop" if isinstance(reply, Text) else "tool_calls"
         if isinstance(reply, Text) and reply.stop_reason == "max_tokens":
             finish = "length"
-        if isinstance(reply, ToolCall):
+        if not isinstance(reply, Text):
             message["tool_calls"] = [
                 {
                     "id": f"call_{self.fake._next_id():08d}",
                     "type": "function",
-                    "function": {"name": reply.name, "arguments": json.dumps(reply.arguments)},
+                    "function": {"name": name, "arguments": json.dumps(arguments)},
                 }
+                for name, arguments in _calls(reply)
             ]
         usage = _usage_numbers(reply, request)
         return {
@@ -458,7 +525,15 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def _usage_numbers(reply: Text | ToolCall, request: dict[str, Any]) -> tuple[int, int, int, int]:
+def _calls(reply: Answer) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    if isinstance(reply, ToolCall):
+        return ((reply.name, reply.arguments),)
+    if isinstance(reply, ToolCalls):
+        return reply.calls
+    return ()
+
+
+def _usage_numbers(reply: Answer, request: dict[str, Any]) -> tuple[int, int, int, int]:
     usage = reply.usage
     shown = len(_texts(request.get("system"))) + len(_texts(request.get("messages")))
     inputs = usage.input_tokens if usage.input_tokens is not None else max(1, shown // 4)
@@ -530,8 +605,14 @@ def running_fake_models() -> Iterator[FakeModels]:
 
 def reply_from_json(entry: Mapping[str, Any]) -> Reply:
     """A script entry from JSON: {"text": ...} | {"tool": name, "arguments": {...}} |
+    {"tools": [{"tool": name, "arguments": {...}}, ...], "text": ...} |
     {"status": 429, "retry_after_s": 1} | {"malformed": true}; any may add "delay_s"."""
     delay = float(entry.get("delay_s", 0.0))
+    if "tools" in entry:
+        calls = tuple(
+            (str(call["tool"]), dict(call.get("arguments", {}))) for call in entry["tools"]
+        )
+        return ToolCalls(calls, text=str(entry.get("text", "")), delay_s=delay)
     if "text" in entry:
         return Text(str(entry["text"]), delay_s=delay)
     if "tool" in entry:

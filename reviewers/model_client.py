@@ -86,6 +86,15 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool a model may call: a name, what it does, and its arguments as a JSON Schema."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class Completion:
     """One model answer: its text (text blocks joined), tool calls, usage and who answered."""
 
@@ -113,7 +122,11 @@ class ModelClient(Protocol):
         *,
         max_tokens: int,
         timeout_s: float,
-    ) -> Completion: ...
+        tools: Sequence[ToolSpec] = (),
+    ) -> Completion:
+        """One answer. With `tools`, the model may answer with calls to them (`tool_calls`)
+        as well as, or instead of, text."""
+        ...
 
 
 class FallbackClient:
@@ -139,13 +152,16 @@ class FallbackClient:
         *,
         max_tokens: int,
         timeout_s: float,
+        tools: Sequence[ToolSpec] = (),
     ) -> Completion:
         failures: list[tuple[str, str]] = []
         last: ModelError | None = None
         for client in self._clients:
             try:
+                # Tools only when asked for: a client that offers none need not take the argument.
+                extra = {"tools": tools} if tools else {}
                 answer = client.complete(
-                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s
+                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s, **extra
                 )
             except ModelError as exc:
                 failures.append((client.model_id, f"{exc.kind}: {exc}"))

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import anthropic
 import openai
-from anthropic.types import MessageParam, TextBlockParam
-from openai.types.chat import ChatCompletionMessageParam
+from anthropic.types import MessageParam, TextBlockParam, ToolParam
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
 from app.repo_config import ModelRef
 from reviewers.model_client import (
@@ -34,6 +34,7 @@ from reviewers.model_client import (
     ModelClient,
     ModelError,
     ToolCall,
+    ToolSpec,
     Usage,
 )
 
@@ -171,7 +172,13 @@ class _Unconfigured:
         return self._model_id
 
     def complete(
-        self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
+        self,
+        system: str,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        timeout_s: float,
+        tools: Sequence[ToolSpec] = (),
     ) -> Completion:
         raise ModelError("config", self._reason)
 
@@ -273,7 +280,13 @@ class AnthropicClient:
         return f"anthropic:{self.name}"
 
     def complete(
-        self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
+        self,
+        system: str,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        timeout_s: float,
+        tools: Sequence[ToolSpec] = (),
     ) -> Completion:
         turns: list[MessageParam] = [
             {"role": "user", "content": m.content}
@@ -290,8 +303,17 @@ class AnthropicClient:
                 messages=turns,
                 max_tokens=max_tokens,
                 timeout=timeout_s,
+                tools=[_anthropic_tool(tool) for tool in tools] if tools else anthropic.omit,
             )
         return _anthropic_completion(self.model_id, response)
+
+
+def _anthropic_tool(tool: ToolSpec) -> ToolParam:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": dict(tool.parameters),
+    }
 
 
 def _cached_text(text: str) -> list[TextBlockParam]:
@@ -367,7 +389,13 @@ class OpenAIClient:
         return f"openai:{self.name}"
 
     def complete(
-        self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
+        self,
+        system: str,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        timeout_s: float,
+        tools: Sequence[ToolSpec] = (),
     ) -> Completion:
         chat: list[ChatCompletionMessageParam] = [{"role": "system", "content": system}]
         for m in messages:
@@ -382,8 +410,20 @@ class OpenAIClient:
                 timeout=timeout_s,
                 max_completion_tokens=max_tokens if self._official else openai.omit,
                 max_tokens=openai.omit if self._official else max_tokens,
+                tools=[_openai_tool(tool) for tool in tools] if tools else openai.omit,
             )
         return _openai_completion(self.model_id, response)
+
+
+def _openai_tool(tool: ToolSpec) -> ChatCompletionToolParam:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": dict(tool.parameters),
+        },
+    }
 
 
 def _openai_completion(model_id: str, response: Any) -> Completion:

@@ -7,4 +7,5 @@ pytest_plugins: list[str] = [
     "tests.plugins.sandbox",
     "tests.plugins.models",
     "tests.plugins.processes",
+    "tests.plugins.bubblewrap",
 ]

@@ -20,6 +20,7 @@ LAYERS = (
     {"app.webhooks"},
     {"app.handlers"},
     {"app.jobs"},
+    {"app.loop"},
     {"app.commands"},
     {"app.controls"},
     {"app.gate"},
@@ -237,7 +238,9 @@ def test_only_the_cli_starts_the_sandbox_and_the_sandbox_imports_nothing_of_ours
     )
     assert users and {folder(module) for module in users} == {"app.cli"}
     imported = {
-        target for module, targets in graph.items() if folder(module) == "app.sandbox"
+        target
+        for module, targets in graph.items()
+        if folder(module) == "app.sandbox"
         for target in targets
     }
     assert {folder(target) for target in imported} <= {"app.sandbox"}

@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "app.cli.guards_cmd",
     "app.cli.review_cmd",
     "app.cli.gate_cmd",
+    "app.cli.cycle_cmd",
     "app.cli.action_cmd",
     "app.cli.halt_cmd",
 )

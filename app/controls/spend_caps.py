@@ -25,7 +25,7 @@ from app.controls.ledger import CallOutcome, Ledger, ModelCall, Subject
 from app.controls.pricing import PriceTable, usd
 from app.repo_config import RepoConfig
 from app.settings import Settings
-from reviewers.model_client import Completion, Message, ModelClient, ModelError, Usage
+from reviewers.model_client import Completion, Message, ModelClient, ModelError, ToolSpec, Usage
 from reviewers.reviewer import BudgetExhausted
 
 MICRO = 1_000_000
@@ -212,14 +212,22 @@ class MeteredClient:
         return self._inner.model_id
 
     def complete(
-        self, system: str, messages: Sequence[Message], *, max_tokens: int, timeout_s: float
+        self,
+        system: str,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        timeout_s: float,
+        tools: Sequence[ToolSpec] = (),
     ) -> Completion:
         reservation = self._meter.take_reservation(self.model_id)
         # Recorded before the reservation is released: the spend is never counted by neither.
         try:
             try:
+                # Tools only when asked for: a client that offers none need not take the argument.
+                extra = {"tools": tools} if tools else {}
                 answer = self._inner.complete(
-                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s
+                    system, messages, max_tokens=max_tokens, timeout_s=timeout_s, **extra
                 )
             except ModelError as exc:
                 outcome: CallOutcome = "timeout" if exc.kind == "timeout" else "error"

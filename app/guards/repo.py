@@ -8,6 +8,7 @@ raw list of changed entries with rename detection (`diff-tree --raw -M`), blob c
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -515,10 +516,24 @@ def _grep_hits(out: bytes, tree: str) -> list[Hit]:
 
 def snapshot_worktree(git: Git, worktree: Path, base_tree: str) -> str:
     """The tree `git add -A` would commit in `worktree` now, built in a private index so the
-    worktree's own index is untouched."""
+    worktree's own index is untouched.
+
+    The private index starts as a copy of the worktree's own (else as `base_tree`): its stat
+    data lets `git add` skip every file that did not change instead of hashing the whole tree
+    again, which is both the cost of a large repository and, for a file whose
+    `working-tree-encoding` git cannot convert, a failure `git add -A` itself would not hit.
+    """
     with tempfile.TemporaryDirectory(prefix="ourobot-index-") as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        for args in (("read-tree", base_tree), ("add", "-A"), ("write-tree",)):
+        index = Path(scratch) / "index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        steps: list[tuple[str, ...]] = [("add", "-A"), ("write-tree",)]
+        own = git.run("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=worktree)
+        own_index = Path(own.stdout.decode("utf-8", "surrogateescape").strip())
+        if own.returncode == 0 and own_index.is_file():
+            shutil.copyfile(own_index, index)
+        else:
+            steps.insert(0, ("read-tree", base_tree))
+        for args in steps:
             proc = git.run(*args, env=env, cwd=worktree)
             if proc.returncode != 0:
                 message = proc.stderr.decode("utf-8", "replace").strip().splitlines()

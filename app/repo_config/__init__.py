@@ -20,6 +20,7 @@ from app.repo_config.model import (
     PROVIDERS,
     BudgetsConfig,
     GuardsConfig,
+    ImplementerConfig,
     MergeConfig,
     Mode,
     ModelRef,
@@ -28,6 +29,7 @@ from app.repo_config.model import (
     Provider,
     RepoConfig,
     ReviewConfig,
+    SandboxMode,
 )
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "PROVIDERS",
     "BudgetsConfig",
     "GuardsConfig",
+    "ImplementerConfig",
     "MergeConfig",
     "Mode",
     "ModelRef",
@@ -48,6 +51,7 @@ __all__ = [
     "Provider",
     "RepoConfig",
     "ReviewConfig",
+    "SandboxMode",
     "load_repo_config",
     "load_repo_config_file",
     "read_repo_config_text",

@@ -33,6 +33,7 @@ CONFIG_VERSION: Final = 1
 
 Mode = Literal["light", "advanced", "pro"]
 MODES: tuple[str, ...] = get_args(Mode)
+SandboxMode = Literal["auto", "required", "off"]
 Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[str, ...] = get_args(Provider)
 
@@ -51,8 +52,13 @@ DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     ".gitmodules",
     ".gitattributes",
 )
-# What judges a PR must not be editable by the PR: protected in advanced mode whatever the config.
-GOVERNANCE_PATHS: tuple[str, ...] = (".github/workflows/**", ".github/ourobot.yml")
+# What judges a PR must not be editable by the PR: protected in advanced mode whatever the config
+# (the workflows, the config, and the constitution and prompt overrides under .github/ourobot/).
+GOVERNANCE_PATHS: tuple[str, ...] = (
+    ".github/workflows/**",
+    ".github/ourobot.yml",
+    ".github/ourobot/**",
+)
 
 DEFAULT_ANTHROPIC_MODEL = "anthropic:claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "openai:gpt-5"
@@ -288,6 +294,18 @@ class BudgetsConfig(_Section):
     fix_iterations: Annotated[int, Strict(), Field(ge=0)] = 3
     test_timeout_s: Positive = 600
     usd_per_ticket: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)] = 5.0
+    # One cycle, from its worktree to its outcome (model calls, test runs, review rounds).
+    wall_time_s: Positive = 3600
+
+
+class ImplementerConfig(_Section):
+    """How the implementer treats a ticket."""
+
+    # A ticket carrying one of these labels gets an (advisory) plan first; () = never.
+    plan_labels: tuple[NonEmptyText, ...] = ("feature", "enhancement", "type: feature")
+    # A ticket carrying this label may change how the suite runs (conftest, runner configs,
+    # the scripts and make targets the test command calls, test package __init__ files).
+    test_surface_label: NonEmptyText = "ourobot:test-surface"
 
 
 class MergeConfig(_Section):
@@ -315,11 +333,14 @@ class RepoConfig(_Section):
     mode: Mode = "advanced"
     project: Annotated[ProjectConfig, _OrDefaults] = _section(ProjectConfig)
     test_command: NonEmptyText = "pytest -q"
+    # bubblewrap for the test command: auto (fall back, with a warning), required, off.
+    sandbox: SandboxMode = "auto"
     guards: Annotated[GuardsConfig, _OrDefaults] = _section(GuardsConfig)
     review: Annotated[ReviewConfig, _OrDefaults] = _section(ReviewConfig)
     models: Annotated[ModelsConfig, _OrDefaults] = _section(ModelsConfig)
     budgets: Annotated[BudgetsConfig, _OrDefaults] = _section(BudgetsConfig)
     merge: Annotated[MergeConfig, _OrDefaults] = _section(MergeConfig)
+    implementer: Annotated[ImplementerConfig, _OrDefaults] = _section(ImplementerConfig)
 
     @field_validator("version", mode="before")
     @classmethod
@@ -343,6 +364,7 @@ class RepoConfig(_Section):
                 ),
                 "fix_iterations": min(self.budgets.fix_iterations, settings.cap_fix_iterations),
                 "test_timeout_s": min(self.budgets.test_timeout_s, settings.cap_test_timeout_s),
+                "wall_time_s": min(self.budgets.wall_time_s, settings.cap_wall_time_s),
             }
         )
         review = self.review.model_copy(

@@ -142,9 +142,30 @@ def git(
     stdout = proc.stdout.decode("utf-8", "replace")
     stderr = proc.stderr.decode("utf-8", "replace")
     if proc.returncode != 0:
-        lines = redact(stderr.strip() or stdout.strip(), token).splitlines()
-        # git's own verdict is the fatal/error line; hints around it only add noise.
-        reason = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
-        reason = reason or (lines[-1] if lines else "")
-        raise GitError(f"git {args[0]} failed ({proc.returncode}): {reason}")
+        raise _failed(args, proc.returncode, redact(stderr.strip() or stdout.strip(), token))
     return GitResult(stdout=stdout, stderr=redact(stderr, token))
+
+
+def git_bytes(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    ok: Sequence[int] = (0,),
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = GIT_TIMEOUT_S,
+) -> subprocess.CompletedProcess[bytes]:
+    """`git <args>` as ourobot with bytes in and out (exact file contents, NUL-separated
+    lists); an exit code outside `ok` raises GitError (one line)."""
+    proc = run_git(args, env=_workspace_env(None, env), cwd=cwd, stdin=stdin, timeout_s=timeout_s)
+    if proc.returncode not in ok:
+        raise _failed(args, proc.returncode, proc.stderr.decode("utf-8", "replace").strip())
+    return proc
+
+
+def _failed(args: Sequence[str], code: int, output: str) -> GitError:
+    lines = output.splitlines()
+    # git's own verdict is the fatal/error line; hints around it only add noise.
+    reason = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
+    reason = reason or (lines[-1] if lines else "")
+    return GitError(f"git {args[0]} failed ({code}): {reason}")

@@ -205,8 +205,8 @@ def test_printed_document_loads_back_to_the_same_config(config_text):
 def test_every_documented_key_is_in_the_document():
     document = RepoConfig().to_document()
     assert list(document) == [
-        "version", "mode", "project", "test_command", "guards", "review", "models", "budgets",
-        "merge",
+        "version", "mode", "project", "test_command", "sandbox", "guards", "review", "models",
+        "budgets", "merge", "implementer",
     ]  # fmt: skip
     assert list(document["guards"]) == [
         "max_deleted_lines", "max_file_shrink_percent", "max_deletions_per_iteration",
@@ -219,6 +219,7 @@ def test_every_documented_key_is_in_the_document():
     assert list(document["models"]) == ["implementer", "planner", "scout"]
     assert list(document["budgets"]) == [
         "implementer_iterations", "fix_iterations", "test_timeout_s", "usd_per_ticket",
+        "wall_time_s",
     ]  # fmt: skip
     assert list(document["merge"]) == [
         "require_human_approval", "method", "required_checks", "require_up_to_date",
@@ -685,7 +686,7 @@ def test_default_protected_paths_are_the_designed_patterns():
         ".gitmodules",
         ".gitattributes",
     )
-    assert GOVERNANCE_PATHS == (".github/workflows/**", ".github/ourobot.yml")
+    assert GOVERNANCE_PATHS == (".github/workflows/**", ".github/ourobot.yml", ".github/ourobot/**")
 
 
 @pytest.mark.parametrize("mode", ["light", "advanced", "pro"])
@@ -811,3 +812,27 @@ def test_documented_complete_file_lists_every_key_at_its_default():
     block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
     assert load_repo_config(block) == RepoConfig()
     assert key_paths(yaml.safe_load(block)) == key_paths(RepoConfig().to_document())
+
+
+# --- the implementer's keys -------------------------------------------------------------------
+
+
+def test_sandbox_and_implementer_keys_load_and_are_checked():
+    config = load_repo_config(
+        "version: 1\nsandbox: required\nbudgets: {wall_time_s: 900}\n"
+        "implementer: {plan_labels: [], test_surface_label: tests-ok}\n"
+    )
+    assert config.sandbox == "required"
+    assert config.budgets.wall_time_s == 900
+    assert config.implementer.plan_labels == ()
+    assert config.implementer.test_surface_label == "tests-ok"
+    wrong = error_of("version: 1\nsandbox: maybe\n")
+    assert "sandbox: expected 'auto', 'required' or 'off'" in wrong
+    assert "implementer.plan_label: unknown key" in error_of(
+        "version: 1\nimplementer: {plan_label: [x]}\n"
+    )
+
+
+def test_the_operator_caps_the_wall_time_too():
+    config = load_repo_config("version: 1\nbudgets: {wall_time_s: 99999}\n")
+    assert config.capped(load_settings(env={}, cap_wall_time_s=600)).budgets.wall_time_s == 600

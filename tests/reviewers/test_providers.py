@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from app.loop.edits import EDIT_TOOLS
 from app.repo_config import ModelRef
 from reviewers.fake_servers import (
     FakeUsage,
@@ -12,6 +13,7 @@ from reviewers.fake_servers import (
     Text,
     ToolCall,
     delayed,
+    edit_calls,
     overloaded,
     rate_limited,
     server_error,
@@ -238,3 +240,34 @@ def test_fallback_reports_every_failure_when_all_fail(fake_models):
 def test_credentials_repr_hides_keys():
     credentials = ProviderCredentials(anthropic_api_key="sk-ant-secret-0000")
     assert "sk-ant-secret-0000" not in repr(credentials)
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_tools_are_offered_and_several_calls_come_back_in_order(fake_models, model_id):
+    fake_models.script(
+        model_id,
+        edit_calls(
+            ("write_file", {"path": "a.py", "content": "x = 1\n"}),
+            ("delete_file", {"path": "b.py"}),
+            text="Two edits.",
+        ),
+    )
+    client = client_for(fake_models, model_id)
+    answer = client.complete(
+        "You implement.", ASK, max_tokens=256, timeout_s=10.0, tools=EDIT_TOOLS
+    )
+    assert answer.text == "Two edits."
+    assert [(call.name, dict(call.arguments)) for call in answer.tool_calls] == [
+        ("write_file", {"path": "a.py", "content": "x = 1\n"}),
+        ("delete_file", {"path": "b.py"}),
+    ]
+    (request,) = fake_models.requests_for(model_id)
+    assert request.tool_names == [tool.name for tool in EDIT_TOOLS]
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_no_tools_key_is_sent_when_none_are_offered(fake_models, model_id):
+    fake_models.script(model_id, Text("VERDICT: APPROVE"))
+    complete(client_for(fake_models, model_id))
+    (request,) = fake_models.requests_for(model_id)
+    assert "tools" not in request.body

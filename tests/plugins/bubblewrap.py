@@ -1,0 +1,23 @@
+"""bubblewrap for the sandboxed test runner's tests.
+
+Fixtures:
+  bwrap   the path of a `bwrap` that can build a sandbox here; the test skips with a one-line
+          reason where there is none (a developer's machine without bubblewrap: CI installs it)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.workspace.suite import bwrap_problem, find_bwrap
+
+
+@pytest.fixture
+def bwrap() -> str:
+    path = find_bwrap()
+    if path is None:
+        pytest.skip("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+    problem = bwrap_problem(path)
+    if problem is not None:
+        pytest.skip(f"bubblewrap cannot build a sandbox here: {problem}")
+    return path
