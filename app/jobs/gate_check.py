@@ -34,7 +34,7 @@ from app.gate.merge import MergeResult, update_own_branch
 from app.gate.report import gate_output
 from app.github_client import bot_login
 from app.guards.result import markdown_cell
-from app.jobs.context import JobContext, effect_done, record_effect
+from app.jobs.context import EffectBusy, JobContext, effect_done, record_effect
 from app.jobs.gate_merge import finish_merge, merge_now, merged_by_ourobot
 from app.jobs.gate_snapshot import PullRef, base_config, build_state, read_pull
 from app.jobs.registry import job
@@ -56,6 +56,12 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
     merge: MergeResult | None = None
     skipped: str | None = None  # why nothing was evaluated (closed, merged ...)
+    mergeable_unknown: bool = False  # GitHub had not computed it yet
+
+
+class MergeabilityPending(EffectBusy):
+    """GitHub computes `mergeable` after a push, and sends no event when it has: evaluate
+    again shortly instead of waiting for an event that may never come."""
 
 
 def gate_key(repo: str, number: int) -> str:
@@ -65,9 +71,15 @@ def gate_key(repo: str, number: int) -> str:
 # ---- jobs -----------------------------------------------------------------------------------
 
 
+MERGEABLE_RECHECK_S = 5.0
+
+
 @job("gate_evaluate")
 def gate_evaluate(ctx: JobContext, *, installation_id: int | None, repo: str, number: int) -> None:
-    evaluate_serialized(ctx, installation_id, repo, number)
+    result = evaluate_serialized(ctx, installation_id, repo, number)
+    if result is not None and result.mergeable_unknown:
+        # The job runner retries it (a bounded number of times) after this many seconds.
+        raise MergeabilityPending(gate_key(repo, number), retry_after_s=MERGEABLE_RECHECK_S)
 
 
 @job("gate_base_moved")
@@ -149,7 +161,7 @@ def evaluate(
     app_id = ctx.settings.app_id or _own_app_id(github, pull, head)
     state = build_state(github, pull, app_id=app_id, halted=False, config=config, data=data)
     decision = decide(state)
-    result = Evaluation(head, decision)
+    result = Evaluation(head, decision, mergeable_unknown=state["pr"]["mergeable"] is None)
     result.step = next_step(
         decision, ourobot_pr=is_ourobot_pr(data, bot), merge_requested=bool(merge_requested_by)
     )

@@ -149,7 +149,11 @@ def get_pull(call: Call) -> Reply:
     issue, pull = find_pull(call, repo)
     if call.accepts(*DIFF_MEDIA):
         return _diff(call, repo, issue, pull)
-    return Reply(body=pulls.full_json(call.state, repo, issue))
+    body = pulls.full_json(call.state, repo, issue)
+    if pull.unknown_mergeable_reads > 0:
+        pull.unknown_mergeable_reads -= 1
+        body.update(mergeable=None, mergeable_state="unknown")
+    return Reply(body=body)
 
 
 def _diff(call: Call, repo: Repo, issue: Issue, pull: Pull) -> Reply:

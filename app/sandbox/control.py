@@ -197,6 +197,19 @@ def actions_check_run(sb: Services, owner: str, name: str, body: dict[str, Any])
     return {"id": run.id, "app_id": run.app.id}
 
 
+def mergeable_unknown(
+    sb: Services, owner: str, name: str, number: int, body: dict[str, Any]
+) -> None:
+    repo = _repo(sb, owner, name)
+    issue = repo.issues.get(number)
+    reads = body.get("reads")
+    if issue is None or issue.pull is None:
+        raise ControlError(f"no pull request #{number} in {repo.full_name}", 404)
+    if type(reads) is not int or reads < 0:
+        raise ControlError("reads must be a whole number >= 0")
+    issue.pull.unknown_mergeable_reads = reads
+
+
 def enqueue(sb: Services, owner: str, name: str, number: int, body: dict[str, Any]) -> Any:
     repo = _repo(sb, owner, name)
     issue = repo.issues.get(number)
@@ -410,6 +423,11 @@ def control_routes(sb: Services, admin_token: str, key_path: Path | None) -> lis
             methods=["POST"],
         ),
         Route(
+            f"{p}/repos/{{owner}}/{{repo}}/pulls/{{number:int}}/mergeable-unknown",
+            guarded(lambda r, b: mergeable_unknown(sb, *repo_args(r), r.path_params["number"], b)),
+            methods=["PUT"],
+        ),
+        Route(
             f"{p}/repos/{{owner}}/{{repo}}/pulls/{{number:int}}/enqueue",
             guarded(lambda r, b: enqueue(sb, *repo_args(r), r.path_params["number"], b)),
             methods=["POST"],
@@ -528,6 +546,11 @@ class SandboxControl:
         path = f"/repos/{owner}/{repo}/actions-check-runs"
         result: dict[str, Any] = self._call("POST", path, body)
         return result
+
+    def set_mergeable_unknown(self, owner: str, repo: str, number: int, reads: int) -> None:
+        """The next `reads` GETs of the pull request say `mergeable: null` (GitHub computing)."""
+        path = f"/repos/{owner}/{repo}/pulls/{number}/mergeable-unknown"
+        self._call("PUT", path, {"reads": reads})
 
     def enqueue(
         self, owner: str, repo: str, number: int, *, login: str | None = None

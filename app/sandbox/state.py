@@ -155,6 +155,8 @@ class Pull:
     merge_commit_sha: str | None = None
     maintainer_can_modify: bool = False
     reviews: list[Review] = field(default_factory=list)
+    # GitHub answers `mergeable: null` while it computes it; this many GETs will say so.
+    unknown_mergeable_reads: int = 0
 
 
 @dataclass

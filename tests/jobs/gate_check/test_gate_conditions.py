@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from app.controls.halt import Halted, installation_scope
+from app.jobs.gate_check import MergeabilityPending
+from app.jobs.registry import registered_jobs
 from tests.jobs.gate_check.conftest import PEOPLE, GateWorld
 from tests.jobs.guards_check.conftest import HUMAN, WorldFactory
 
@@ -177,3 +179,18 @@ def test_owner_approval_in_pro_mode(make_world: WorldFactory) -> None:
     assert_waits(gate, "owner-approval", "pro mode and a protected path changed")
     gate.review("root")
     assert gate.evaluate().merge.status == "merged"  # type: ignore[union-attr]
+
+
+def test_mergeability_not_computed_yet_waits_and_asks_to_be_run_again(gate: GateWorld) -> None:
+    gate.green()
+    gate.review()
+    gate.world.sandbox.control.set_mergeable_unknown(gate.o, gate.r, gate.number, 1)
+    job = registered_jobs()["gate_evaluate"]
+    kwargs = {"installation_id": gate.world.installation_id, "repo": gate.world.repo.full_name,
+              "number": gate.number}  # fmt: skip
+    with pytest.raises(MergeabilityPending) as pending:
+        job(gate.world.ctx, **kwargs)
+    assert pending.value.retry_after_s > 0 and gate.merge_calls() == 0
+    assert "not computed" in (gate.gate_run().output.summary or "")
+    job(gate.world.ctx, **kwargs)  # the retry: GitHub has computed it now
+    assert gate.pull().merged
