@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     # The login ourobot's comments appear under when it runs as an Action with a token
     # (the App learns its own from GitHub). Only comments by this login count as ourobot's.
     bot_login: str = "github-actions[bot]"
+    # The Action's gate reports only unless told to merge (its `merge: true` input); the App
+    # merges ourobot's own pull requests, or on `/ourobot merge`, whatever this says.
+    gate_merge: bool = False
     task_time_limit_s: int = Field(default=DEFAULT_TASK_TIME_LIMIT_S, gt=0)
     # The sweeper re-submits inbox rows still unfinished `sweep_after_s` after arrival.
     sweep_interval_s: float = Field(default=60.0, gt=0)

@@ -23,6 +23,7 @@ LAYERS = (
     {"app.loop"},
     {"app.commands"},
     {"app.controls"},
+    {"app.gate"},
     {"app.guards", "reviewers"},
     {"app.repo_config"},
     {"app.workspace", "app.store", "app.github_client"},

@@ -51,7 +51,7 @@ def read_event(env: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     return name, payload
 
 
-def build_context(env: Mapping[str, str]) -> JobContext:
+def build_context(env: Mapping[str, str], *, gate_merge: bool = False) -> JobContext:
     token = env.get("GITHUB_TOKEN")
     if not token:
         raise UserError("GITHUB_TOKEN is not set: pass `github-token` to the action")
@@ -61,6 +61,7 @@ def build_context(env: Mapping[str, str]) -> JobContext:
         data_dir=data_dir,
         database_url=None,
         redis_url=None,
+        gate_merge=gate_merge,
     )
     store = Store.open(settings)
     store.migrate()

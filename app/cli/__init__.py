@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "app.cli.config_cmd",
     "app.cli.guards_cmd",
     "app.cli.review_cmd",
+    "app.cli.gate_cmd",
     "app.cli.cycle_cmd",
     "app.cli.action_cmd",
     "app.cli.halt_cmd",

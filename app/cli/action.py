@@ -6,6 +6,8 @@ GitHub reads back (`GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`). Text from the event 
 data: it reaches the log only through escaped workflow commands and the summary only through
 escaped Markdown.
 
+`gate`: the merge gate on the event's pull requests (`app.action.gate`).
+
 `guards`: evaluate the pull request's base..head with the guards (config from the base),
 write the step summary and the outputs `conclusion` (success/failure/skipped) and
 `violations`, print one `::error` annotation per violation, exit 1 on violations.
@@ -179,4 +181,15 @@ def run_review(env: Mapping[str, str]) -> int:
     return run_review_action(env)
 
 
-COMMANDS = {"guards": run_guards, "command": run_command, "review": run_review}
+def run_gate(env: Mapping[str, str]) -> int:
+    from app.action.gate import run_gate_action
+
+    return run_gate_action(env)
+
+
+COMMANDS = {
+    "guards": run_guards,
+    "command": run_command,
+    "review": run_review,
+    "gate": run_gate,
+}

@@ -5,7 +5,9 @@ from __future__ import annotations
 from app.commands.slash import VERB_PERMISSIONS, Permission, SlashCommand
 
 # Verbs whose loops have landed; every other verb answers "not available yet", never silence.
-AVAILABLE_VERBS = frozenset({"help", "status", "review"})
+AVAILABLE_VERBS = frozenset(
+    {"help", "status", "review", "merge", "hold", "unhold", "override", "revert"}
+)
 
 VERB_HELP = {
     "implement": "work this issue as a ticket and open a pull request",
@@ -15,6 +17,8 @@ VERB_HELP = {
     "merge": "merge once every gate passes on the same head commit",
     "hold": "stop the merge gate on this pull request",
     "unhold": "lift a hold",
+    "override": "`override <guards|review> <reason>`: accept that check's finding on this head",
+    "revert": "open a pull request reverting this merged one (it goes through every gate)",
     "scout": "propose new tickets (labeled `ourobot:proposed`)",
     "status": "show what ourobot knows about this thread",
     "budget": "show or lower this ticket's budget",

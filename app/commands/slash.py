@@ -47,6 +47,10 @@ VERB_PERMISSIONS: dict[str, Permission] = {
     "implement": Permission.WRITE,
     "fix": Permission.WRITE,
     "merge": Permission.WRITE,
+    # Opens a pull request that goes through every gate again: no more than asking for one.
+    "revert": Permission.WRITE,
+    # Accepts a finding the guards or the panel made: the people who own the repository's rules.
+    "override": Permission.MAINTAIN,
     "scout": Permission.MAINTAIN,
     "budget": Permission.MAINTAIN,
     "panic": Permission.ADMIN,

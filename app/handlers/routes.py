@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.handlers import commands, pulls, review_triggers, tickets
+from app.handlers import commands, gate_triggers, pulls, review_triggers, tickets
 from app.handlers.router import Router
 from app.settings import Settings
 
@@ -14,4 +14,5 @@ def build_router(settings: Settings) -> Router:
     tickets.register(router, settings)
     pulls.register(router, settings)
     review_triggers.register(router, settings)
+    gate_triggers.register(router, settings)
     return router

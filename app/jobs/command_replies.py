@@ -13,6 +13,7 @@ from app.commands.status_comment import upsert_comment
 from app.controls.halt import check_halt
 from app.github_client import bot_login
 from app.jobs.context import JobContext, once
+from app.jobs.gate_commands import GATE_VERBS, gate_reply
 from app.jobs.registry import job
 from app.jobs.review_check import review_reply
 
@@ -54,6 +55,20 @@ def run_command(
                 repo=repo,
                 number=number,
                 comment_id=comment_id,
+                is_pull_request=is_pull_request,
+            )
+        if verb in GATE_VERBS and may_run(
+            command, permission, login=login, operators=frozenset(ctx.settings.operators)
+        ):
+            body = gate_reply(
+                ctx,
+                installation_id=installation_id,
+                repo=repo,
+                number=number,
+                comment_id=comment_id,
+                login=login,
+                verb=verb,
+                args=args,
                 is_pull_request=is_pull_request,
             )
         check_halt(ctx, installation_id)

@@ -309,11 +309,14 @@ class ImplementerConfig(_Section):
 
 
 class MergeConfig(_Section):
-    """What the merge gate requires besides guards and review."""
+    """What the merge gate requires besides guards and review (docs/gate.md)."""
 
     require_human_approval: Flag = True
     method: Literal["merge", "squash", "rebase"] = "squash"
-    required_checks: tuple[NonEmptyText, ...] = ()
+    # null: the branch protection's required checks, else every check on the head; [] says
+    # the repository has no CI (without it, no CI at all is never green).
+    required_checks: tuple[NonEmptyText, ...] | None = None
+    require_up_to_date: Flag = True
 
 
 def _section(model: type[_Section]) -> Any:

@@ -79,6 +79,7 @@ def record_check_run(
     events.check_run(sb, "created", repo, run, app.bot)
     if run.status == "completed":
         events.check_run(sb, "completed", repo, run, app.bot)
+        events.check_suite_completed(sb, repo, run, app.bot)
     return run
 
 
@@ -99,6 +100,7 @@ def update_check_run(sb: Services, repo: Repo, run: CheckRun, changes: dict[str,
     if run.status == "completed" and not was_completed:
         run.completed_at = sb.state.now()
         events.check_run(sb, "completed", repo, run, run.app.bot)
+        events.check_suite_completed(sb, repo, run, run.app.bot)
 
 
 # ----- validation ---------------------------------------------------------------------------------

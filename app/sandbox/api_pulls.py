@@ -15,6 +15,7 @@ from starlette.routing import Route
 from app.sandbox import auth, events, pulls, pushes
 from app.sandbox.api_issues import edit_text, find_issue, set_state
 from app.sandbox.gitops import MergeConflict, RefUpdate
+from app.sandbox.protection import merge_refusal
 from app.sandbox.routing import (
     ApiError,
     Call,
@@ -148,7 +149,11 @@ def get_pull(call: Call) -> Reply:
     issue, pull = find_pull(call, repo)
     if call.accepts(*DIFF_MEDIA):
         return _diff(call, repo, issue, pull)
-    return Reply(body=pulls.full_json(call.state, repo, issue))
+    body = pulls.full_json(call.state, repo, issue)
+    if pull.unknown_mergeable_reads > 0:
+        pull.unknown_mergeable_reads -= 1
+        body.update(mergeable=None, mergeable_state="unknown")
+    return Reply(body=body)
 
 
 def _diff(call: Call, repo: Repo, issue: Issue, pull: Pull) -> Reply:
@@ -403,6 +408,9 @@ def merge_pull(call: Call) -> Reply:
         raise ApiError(405, "Pull Request is still a draft")
     if not pulls.mergeable(repo, issue, pull):
         raise ApiError(405, "Pull Request is not mergeable")
+    refusal = merge_refusal(call.sb.git(repo), repo, pull.base_ref, pull.head_sha)
+    if refusal is not None:
+        raise ApiError(405, refusal)
     base = pulls.base_sha(repo, issue, pull)
     title, message = _merge_texts(call, repo, issue, pull, method)
     author = issue.user if method == "squash" else sender

@@ -1,5 +1,6 @@
 """REST routes about a repository and its git data: the repository, a collaborator's permission,
-contents at a ref, a commit, and refs (get, delete).
+contents at a ref, a commit (with its files, or as the git database has it), and refs (get,
+delete).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from app.sandbox.serializers import (
     ROLE_TO_LEGACY,
     commit_json,
     content_entry_json,
+    git_commit_json,
     git_ref_json,
     repo_json,
     repo_permissions_json,
@@ -99,6 +101,16 @@ def get_commit(call: Call) -> Reply:
     return Reply(body=commit_json(call.state, repo, info, changes=changes))
 
 
+def get_git_commit(call: Call) -> Reply:
+    repo = find_repo(call)
+    sha = call.params["sha"]
+    git = call.sb.git(repo)
+    # The git database is addressed by full object ids only, not by branch names.
+    if len(sha) != 40 or git.resolve(sha) != sha:
+        raise not_found()
+    return Reply(body=git_commit_json(call.state, repo, git.commit_info(sha)))
+
+
 def get_ref(call: Call) -> Reply:
     repo = find_repo(call)
     ref = "refs/" + call.params["ref"]
@@ -133,6 +145,7 @@ def routes(sb: Services) -> list[Route]:
         rest_route(sb, "GET", base + "/contents", get_contents),
         rest_route(sb, "GET", base + "/contents/{path:path}", get_contents),
         rest_route(sb, "GET", base + "/commits/{ref:path}", get_commit),
+        rest_route(sb, "GET", base + "/git/commits/{sha}", get_git_commit),
         rest_route(sb, "GET", base + "/git/ref/{ref:path}", get_ref),
         rest_route(sb, "DELETE", base + "/git/refs/{ref:path}", delete_ref),
     ]

@@ -20,11 +20,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.sandbox import events
+from app.sandbox import api_checks, events, merge_queue
 from app.sandbox.gitops import BareRepo, GitError
 from app.sandbox.routing import Services
 from app.sandbox.serializers import repo_json
-from app.sandbox.state import LEVELS, CiConfig, Installation, Label, Repo, User, UserType
+from app.sandbox.state import (
+    LEVELS,
+    CiConfig,
+    Installation,
+    Label,
+    Protection,
+    Repo,
+    User,
+    UserType,
+)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _USER_TYPES = ("User", "Bot", "Organization")
@@ -155,6 +164,76 @@ def set_ci(sb: Services, owner: str, name: str, body: dict[str, Any]) -> None:
         raise ControlError("argv must be a non-empty list of strings")
     timeout = float(body.get("timeout_s") or 300)
     repo.ci = CiConfig(list(argv), timeout)
+
+
+def set_protection(sb: Services, owner: str, name: str, branch: str, body: dict[str, Any]) -> None:
+    repo = _repo(sb, owner, name)
+    contexts = body.get("contexts")
+    if contexts is None:
+        repo.protections.pop(branch, None)
+        return
+    if not isinstance(contexts, list) or not all(isinstance(c, str) and c for c in contexts):
+        raise ControlError("contexts must be a list of check names, or null to unprotect")
+    if BareRepo(repo.path).resolve(f"refs/heads/{branch}") is None:
+        raise ControlError(f"no branch {branch!r} in {repo.full_name}", 404)
+    repo.protections[branch] = Protection(list(contexts), strict=bool(body.get("strict")))
+
+
+def actions_check_run(sb: Services, owner: str, name: str, body: dict[str, Any]) -> Any:
+    """A check run posted by the GitHub Actions App, named as a workflow names it (anything)."""
+    repo = _repo(sb, owner, name)
+    head_sha, run_name = body.get("head_sha"), body.get("name")
+    if not isinstance(run_name, str) or not run_name:
+        raise ControlError("name must be a non-empty string")
+    if not isinstance(head_sha, str) or BareRepo(repo.path).resolve(head_sha) != head_sha:
+        raise ControlError(f"no commit {head_sha!r} in {repo.full_name}")
+    conclusion = body.get("conclusion") or "success"
+    if conclusion not in api_checks.CONCLUSIONS:
+        raise ControlError(f"invalid conclusion {conclusion!r}")
+    run = api_checks.record_check_run(
+        sb, repo, sb.state.actions_app, name=run_name, head_sha=head_sha, conclusion=conclusion,
+        output={"title": run_name, "summary": "posted by a workflow"},
+    )  # fmt: skip
+    return {"id": run.id, "app_id": run.app.id}
+
+
+def mergeable_unknown(
+    sb: Services, owner: str, name: str, number: int, body: dict[str, Any]
+) -> None:
+    repo = _repo(sb, owner, name)
+    issue = repo.issues.get(number)
+    reads = body.get("reads")
+    if issue is None or issue.pull is None:
+        raise ControlError(f"no pull request #{number} in {repo.full_name}", 404)
+    if type(reads) is not int or reads < 0:
+        raise ControlError("reads must be a whole number >= 0")
+    issue.pull.unknown_mergeable_reads = reads
+
+
+def enqueue(sb: Services, owner: str, name: str, number: int, body: dict[str, Any]) -> Any:
+    repo = _repo(sb, owner, name)
+    issue = repo.issues.get(number)
+    if issue is None:
+        raise ControlError(f"no pull request #{number} in {repo.full_name}", 404)
+    sender = _user(sb, body["login"]) if body.get("login") else repo.owner
+    try:
+        group = merge_queue.enqueue(sb, repo, issue, sender)
+    except merge_queue.QueueError as exc:
+        raise ControlError(str(exc)) from exc
+    return {
+        "head_sha": group.head_sha,
+        "head_ref": group.head_ref,
+        "base_sha": group.base_sha,
+        "base_ref": group.base_ref,
+    }
+
+
+def complete_merge_group(sb: Services, owner: str, name: str, sha: str) -> dict[str, Any]:
+    repo = _repo(sb, owner, name)
+    try:
+        return {"merged": merge_queue.complete(sb, repo, sha, repo.owner)}
+    except merge_queue.QueueError as exc:
+        raise ControlError(str(exc), 404) from exc
 
 
 def install_app(sb: Services, body: dict[str, Any]) -> dict[str, Any]:
@@ -333,6 +412,31 @@ def control_routes(sb: Services, admin_token: str, key_path: Path | None) -> lis
             guarded(lambda r, b: set_ci(sb, *repo_args(r), b)),
             methods=["PUT"],
         ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/branches/{{branch:path}}/protection",
+            guarded(lambda r, b: set_protection(sb, *repo_args(r), r.path_params["branch"], b)),
+            methods=["PUT"],
+        ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/actions-check-runs",
+            guarded(lambda r, b: actions_check_run(sb, *repo_args(r), b)),
+            methods=["POST"],
+        ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/pulls/{{number:int}}/mergeable-unknown",
+            guarded(lambda r, b: mergeable_unknown(sb, *repo_args(r), r.path_params["number"], b)),
+            methods=["PUT"],
+        ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/pulls/{{number:int}}/enqueue",
+            guarded(lambda r, b: enqueue(sb, *repo_args(r), r.path_params["number"], b)),
+            methods=["POST"],
+        ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/merge-groups/{{sha}}/complete",
+            guarded(lambda r, b: complete_merge_group(sb, *repo_args(r), r.path_params["sha"])),
+            methods=["POST"],
+        ),
         Route(f"{p}/installations", guarded(lambda r, b: install_app(sb, b)), methods=["POST"]),
         Route(
             f"{p}/installations/{{installation_id:int}}/token",
@@ -419,6 +523,49 @@ class SandboxControl:
     ) -> None:
         """Run `argv` as the `ci/test` check on every PR head; None turns CI off."""
         self._call("PUT", f"/repos/{owner}/{repo}/ci", {"argv": argv, "timeout_s": timeout_s})
+
+    def set_branch_protection(
+        self,
+        owner: str,
+        repo: str,
+        branch: str,
+        contexts: list[str] | None,
+        *,
+        strict: bool = False,
+    ) -> None:
+        """Require these checks (check runs or statuses) before a merge into `branch`; strict:
+        the head must contain the branch's tip. None removes the protection."""
+        body = {"contexts": contexts, "strict": strict}
+        self._call("PUT", f"/repos/{owner}/{repo}/branches/{branch}/protection", body)
+
+    def actions_check_run(
+        self, owner: str, repo: str, head_sha: str, name: str, *, conclusion: str = "success"
+    ) -> dict[str, Any]:
+        """Post a check run as the GitHub Actions App, with any name (a workflow can)."""
+        body = {"head_sha": head_sha, "name": name, "conclusion": conclusion}
+        path = f"/repos/{owner}/{repo}/actions-check-runs"
+        result: dict[str, Any] = self._call("POST", path, body)
+        return result
+
+    def set_mergeable_unknown(self, owner: str, repo: str, number: int, reads: int) -> None:
+        """The next `reads` GETs of the pull request say `mergeable: null` (GitHub computing)."""
+        path = f"/repos/{owner}/{repo}/pulls/{number}/mergeable-unknown"
+        self._call("PUT", path, {"reads": reads})
+
+    def enqueue(
+        self, owner: str, repo: str, number: int, *, login: str | None = None
+    ) -> dict[str, Any]:
+        """Put a pull request into the merge queue: its merge group's head_sha, head_ref,
+        base_sha and base_ref; `merge_group.checks_requested` is on its way."""
+        result: dict[str, Any] = self._call(
+            "POST", f"/repos/{owner}/{repo}/pulls/{number}/enqueue", {"login": login}
+        )
+        return result
+
+    def complete_merge_group(self, owner: str, repo: str, head_sha: str) -> bool:
+        """Let the queue finish a group: merged when its required checks are green."""
+        path = f"/repos/{owner}/{repo}/merge-groups/{head_sha}/complete"
+        return bool(self._call("POST", path)["merged"])
 
     # the App
     def install_app(self, owner: str, repos: list[str]) -> int:

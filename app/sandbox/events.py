@@ -34,6 +34,7 @@ from app.sandbox.state import (
     Installation,
     Issue,
     Label,
+    MergeGroup,
     Repo,
     Review,
     User,
@@ -133,6 +134,57 @@ def check_run(sb: Services, action: str, repo: Repo, run: CheckRun, sender: User
         "after": run.head_sha,
     }
     _send(sb, "check_run", repo, sender, {"action": action, "check_run": body})
+
+
+# A suite's conclusion is its worst run's, in GitHub's order.
+_SUITE_ORDER = (
+    "action_required",
+    "cancelled",
+    "timed_out",
+    "failure",
+    "stale",
+    "neutral",
+    "skipped",
+    "success",
+)
+
+
+def check_suite_completed(sb: Services, repo: Repo, run: CheckRun, sender: User) -> None:
+    """`check_suite.completed`, when the last of a suite's runs (one App, one commit) completes."""
+    runs = [r for r in repo.check_runs.values() if r.suite_id == run.suite_id]
+    if any(r.status != "completed" for r in runs):
+        return
+    conclusions = {r.conclusion for r in runs}
+    conclusion = next((c for c in _SUITE_ORDER if c in conclusions), None)
+    body = check_run_json(sb.state, repo, run)
+    info = BareRepo(repo.path).commit_info(run.head_sha)
+    api = f"{sb.state.base_url}/repos/{repo.full_name}"
+    suite = {
+        "id": run.suite_id,
+        "node_id": f"CS_{run.suite_id}",
+        "head_branch": None,
+        "head_sha": run.head_sha,
+        "status": "completed",
+        "conclusion": conclusion,
+        "url": f"{api}/check-suites/{run.suite_id}",
+        "check_runs_url": f"{api}/check-suites/{run.suite_id}/check-runs",
+        "before": None,
+        "after": run.head_sha,
+        "app": body["app"],
+        "pull_requests": body["pull_requests"],
+        "latest_check_runs_count": len({r.name for r in runs}),
+        "created_at": iso(min(r.started_at for r in runs)),
+        "updated_at": iso(max(r.completed_at or r.started_at for r in runs)),
+        "head_commit": {
+            "id": info.sha,
+            "tree_id": info.tree_sha,
+            "message": info.message,
+            "timestamp": info.committer_date,
+            "author": {"name": info.author_name, "email": info.author_email},
+            "committer": {"name": info.committer_name, "email": info.committer_email},
+        },
+    }
+    _send(sb, "check_suite", repo, sender, {"action": "completed", "check_suite": suite})
 
 
 def status(sb: Services, repo: Repo, record: CommitStatus, sender: User) -> None:
@@ -273,3 +325,28 @@ def installation_created(sb: Services, inst: Installation, sender: User) -> None
         "sender": user_json(sb.state, sender),
     }
     sb.hooks.emit("installation", payload, installation_id=inst.id, repository_id=None)
+
+
+def merge_group(
+    sb: Services, action: str, repo: Repo, group: MergeGroup, sender: User, **extra: Any
+) -> None:
+    info = BareRepo(repo.path).commit_info(group.head_sha)
+    payload = {
+        "action": action,
+        "merge_group": {
+            "head_sha": group.head_sha,
+            "head_ref": group.head_ref,
+            "base_sha": group.base_sha,
+            "base_ref": group.base_ref,
+            "head_commit": {
+                "id": info.sha,
+                "tree_id": info.tree_sha,
+                "message": info.message,
+                "timestamp": info.committer_date,
+                "author": {"name": info.author_name, "email": info.author_email},
+                "committer": {"name": info.committer_name, "email": info.committer_email},
+            },
+        },
+        **extra,
+    }
+    _send(sb, "merge_group", repo, sender, payload)

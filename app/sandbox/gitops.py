@@ -454,6 +454,14 @@ class BareRepo:
                 raise MergeConflict(str(exc)) from exc
         return new
 
+    def merged_commit(
+        self, base: str, head: str, method: str, *, title: str, author: tuple[str, str]
+    ) -> str:
+        """The commit `merge` would put on the base, built without moving any ref (a merge
+        queue's group, a pull request branch brought up to date). Raises MergeConflict."""
+        b, h = self._commit(base), self._commit(head)
+        return self._merged_commit(b, h, method, title, "", author)
+
     def _merged_commit(
         self, base: str, head: str, method: str, title: str, message: str, author: tuple[str, str]
     ) -> str:

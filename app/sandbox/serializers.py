@@ -719,6 +719,37 @@ def commit_json(
     return out
 
 
+def git_commit_json(state: SandboxState, repo: Repo, info: CommitInfo) -> JSON:
+    """A commit as the git database shows it (`GET /git/commits/{sha}`): tree, parents, no files."""
+    api = f"{state.base_url}/repos/{repo.full_name}"
+    html = f"{state.base_url}/{repo.full_name}"
+    return {
+        "sha": info.sha,
+        "node_id": node_id("Commit", int(info.sha[:12], 16)),
+        "url": f"{api}/git/commits/{info.sha}",
+        "html_url": f"{html}/commit/{info.sha}",
+        "author": {"name": info.author_name, "email": info.author_email, "date": info.author_date},
+        "committer": {
+            "name": info.committer_name,
+            "email": info.committer_email,
+            "date": info.committer_date,
+        },
+        "message": info.message,
+        "tree": {"sha": info.tree_sha, "url": f"{api}/git/trees/{info.tree_sha}"},
+        "parents": [
+            {"sha": p, "url": f"{api}/git/commits/{p}", "html_url": f"{html}/commit/{p}"}
+            for p in info.parents
+        ],
+        "verification": {
+            "verified": False,
+            "reason": "unsigned",
+            "signature": None,
+            "payload": None,
+            "verified_at": None,
+        },
+    }
+
+
 def diff_entry_json(state: SandboxState, repo: Repo, head_sha: str, change: FileChange) -> JSON:
     """One entry of a PR's or commit's file list."""
     api = f"{state.base_url}/repos/{repo.full_name}"

@@ -21,7 +21,15 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
-from app.sandbox import api_app, api_checks, api_issues, api_pulls, api_repos, pushes
+from app.sandbox import (
+    api_app,
+    api_branches,
+    api_checks,
+    api_issues,
+    api_pulls,
+    api_repos,
+    pushes,
+)
 from app.sandbox.ci import CiRunner
 from app.sandbox.control import SandboxControl, control_routes
 from app.sandbox.faults import FaultBook
@@ -56,6 +64,7 @@ def build_app(sb: Services, admin_token: str, key_path: Path | None = None) -> S
         *api_repos.routes(sb),
         *api_issues.routes(sb),
         *api_pulls.routes(sb),
+        *api_branches.routes(sb),
         *GitHttp(repo_path, authorize, on_push).routes(),
         *fallback_routes(sb, ALL_METHODS),
     ]

@@ -155,6 +155,8 @@ class Pull:
     merge_commit_sha: str | None = None
     maintainer_can_modify: bool = False
     reviews: list[Review] = field(default_factory=list)
+    # GitHub answers `mergeable: null` while it computes it; this many GETs will say so.
+    unknown_mergeable_reads: int = 0
 
 
 @dataclass
@@ -208,6 +210,27 @@ class CommitStatus:
 
 
 @dataclass
+class Protection:
+    """A branch's protection, as far as merging is concerned: the required check names (check
+    runs or statuses) and whether the head must be up to date with the branch ("strict")."""
+
+    contexts: list[str]
+    strict: bool = False
+
+
+@dataclass
+class MergeGroup:
+    """One entry of a merge queue: the commit GitHub builds (base tip + the pull request) on a
+    read-only `gh-readonly-queue/...` branch, for required checks to run on."""
+
+    head_sha: str
+    head_ref: str  # the full ref, refs/heads/gh-readonly-queue/<base>/pr-<n>-<base sha>
+    base_sha: str
+    base_ref: str  # the full ref of the base branch
+    pull_number: int
+
+
+@dataclass
 class CiConfig:
     argv: list[str]
     timeout_s: float
@@ -231,6 +254,8 @@ class Repo:
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     statuses: list[CommitStatus] = field(default_factory=list)
     suites: dict[tuple[int, str], int] = field(default_factory=dict)  # (app id, sha) -> suite id
+    protections: dict[str, Protection] = field(default_factory=dict)  # branch name -> protection
+    merge_groups: list[MergeGroup] = field(default_factory=list)
     next_number: int = 1
     ci: CiConfig | None = None
 
@@ -284,8 +309,10 @@ def _new_key() -> tuple[str, str]:
 
 APP_EVENTS = (
     "check_run",
+    "check_suite",
     "issue_comment",
     "issues",
+    "merge_group",
     "pull_request",
     "pull_request_review",
     "push",

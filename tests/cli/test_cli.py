@@ -35,7 +35,9 @@ def test_console_entry_runs_as_module():
 
 # What a subcommand needs loads only when it runs: building the parser must not import these.
 HEAVY = ("sqlalchemy", "pydantic_settings", "celery", "app.guards", "fastapi", "githubkit")
-COMMANDS = ("serve", "worker", "sandbox", "demo", "config", "guards", "review", "action", "halt")
+COMMANDS = (
+    "serve", "worker", "sandbox", "demo", "config", "guards", "review", "gate", "action", "halt",
+)  # fmt: skip
 PROBE = """
 import json, sys
 from app.cli import main
@@ -99,7 +101,7 @@ def test_every_deferred_handler_names_a_function_that_exists() -> None:
 
     walk(build_parser())
     # sandbox and demo import their implementation inside a handler of their own.
-    split = ("serve", "worker", "config", "guards", "review", "cycle", "action", "halt")
+    split = ("serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt")
     assert {h.module for h in found} == {f"app.cli.{name}" for name in split}
     for handler in found:
         assert callable(getattr(import_module(handler.module), handler.function)), handler

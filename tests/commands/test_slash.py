@@ -11,8 +11,8 @@ def verbs(body: str) -> list[str]:
 
 def test_all_design_verbs_are_known():
     assert VERBS == {
-        "implement", "plan", "review", "fix", "merge", "hold", "unhold",
-        "scout", "status", "budget", "panic", "resume", "help",
+        "implement", "plan", "review", "fix", "merge", "hold", "unhold", "override",
+        "revert", "scout", "status", "budget", "panic", "resume", "help",
     }  # fmt: skip
 
 

@@ -62,7 +62,8 @@ def test_the_action_installs_from_its_own_path_and_passes_inputs_through_env():
     assert install["env"]["OUROBOT_ACTION_PATH"] == "${{ github.action_path }}"
     assert '"$OUROBOT_ACTION_PATH"' in install["run"]
     assert run["env"]["OUROBOT_COMMAND"] == "${{ inputs.command }}"
+    assert run["env"]["OUROBOT_GATE_MERGE"] == "${{ inputs.merge }}"
     assert run["run"] == '"$RUNNER_TEMP/ourobot-venv/bin/ourobot" action "$OUROBOT_COMMAND"'
     for step in steps:
         assert "${{" not in step.get("run", "")
-    assert set(action["outputs"]) == {"conclusion", "violations"}
+    assert set(action["outputs"]) == {"conclusion", "violations", "decision", "merged"}

@@ -68,7 +68,8 @@ def test_missing_file_means_defaults_as_designed():
     assert budgets_of(config) == (12, 3, 600, 5.0)
     assert config.merge.require_human_approval is True
     assert config.merge.method == "squash"
-    assert config.merge.required_checks == ()
+    assert config.merge.required_checks is None
+    assert config.merge.require_up_to_date is True
 
 
 def budgets_of(config: RepoConfig) -> tuple[int, int, int, float]:
@@ -220,7 +221,9 @@ def test_every_documented_key_is_in_the_document():
         "implementer_iterations", "fix_iterations", "test_timeout_s", "usd_per_ticket",
         "wall_time_s",
     ]  # fmt: skip
-    assert list(document["merge"]) == ["require_human_approval", "method", "required_checks"]
+    assert list(document["merge"]) == [
+        "require_human_approval", "method", "required_checks", "require_up_to_date",
+    ]  # fmt: skip
 
 
 LIMITS = [
@@ -390,7 +393,7 @@ def test_limit_must_be_an_integer_or_null_never_coerced(value, shown):
         ),
         (
             "version: 1\nmerge:\n  required_checks: ci\n",
-            ":3: merge.required_checks: expected a list, got 'ci'",
+            ":3: merge.required_checks: expected a list or null, got 'ci'",
         ),
         (
             "version: 1\nmerge:\n  require_human_approval: 'false'\n",

@@ -48,7 +48,10 @@ EXPECTED_EVENTS = {
     ("pull_request_review", "dismissed"),
     ("check_run", "created"),
     ("check_run", "completed"),
+    ("check_suite", "completed"),
     ("status", None),
+    ("merge_group", "checks_requested"),
+    ("merge_group", "destroyed"),
 }
 
 
@@ -119,6 +122,8 @@ def run_scenario(sandbox: SandboxHandle) -> Scenario:
         o, r, "calc/ops.py", ref="main"
     ).parsed_data
     p["repos.get_commit"] = bot.rest.repos.get_commit(o, r, "main").parsed_data
+    p["git.get_commit"] = bot.rest.git.get_commit(o, r, p["repos.get_commit"].sha).parsed_data
+    assert p["git.get_commit"].tree.sha == p["repos.get_commit"].commit.tree.sha
     p["git.get_ref"] = bot.rest.git.get_ref(o, r, "heads/main").parsed_data
 
     # Labels, issues, comments, reactions.
@@ -247,6 +252,7 @@ def run_scenario(sandbox: SandboxHandle) -> Scenario:
     assert bot.rest.pulls.check_if_merged(o, r, m).status_code == 204
     bot.rest.git.delete_ref(o, r, "heads/feature")
     _closed_and_reopened_pull(sandbox, repo, alice_token, alice)
+    _what_the_merge_gate_reads(sandbox, s, alice_token)
 
     # The App's webhook deliveries (only when a webhook is configured).
     sandbox.control.wait_idle()
@@ -277,6 +283,52 @@ def _closed_and_reopened_pull(
     number = pr.parsed_data.number
     alice.rest.pulls.update(repo.owner, repo.name, number, state="closed")
     alice.rest.pulls.update(repo.owner, repo.name, number, state="open")
+
+
+def _what_the_merge_gate_reads(sandbox: SandboxHandle, s: Scenario, token: str) -> None:
+    """A pull request whose base moves on: compare (behind_by), the protected base branch,
+    update-branch pinned to the head, a merge refused by protection, the merge queue."""
+    repo, p = s.repo, s.parsed
+    o, r = repo.owner, repo.name
+    bot: GitHub[Any] = sandbox.github_installation(repo.installation_id or 0)
+    work = sandbox.tmp_path / "work3"
+    sandbox.git("clone", "-q", repo.clone_url, str(work), token=token)
+    sandbox.git("checkout", "-q", "-b", "third", cwd=work)
+    (work / "THIRD.md").write_text("third\n")
+    sandbox.git("add", "-A", cwd=work)
+    sandbox.git("commit", "-q", "-m", "Third", cwd=work)
+    sandbox.git("push", "-q", "origin", "third", cwd=work, token=token)
+    made = bot.rest.pulls.create(o, r, title="Third", head="third", base="main")
+    number = made.parsed_data.number
+    sandbox.git("checkout", "-q", "main", cwd=work)
+    (work / "BASE.md").write_text("the base moved on\n")
+    sandbox.git("add", "-A", cwd=work)
+    sandbox.git("commit", "-q", "-m", "Base moves", cwd=work)
+    sandbox.git("push", "-q", "origin", "main", cwd=work, token=repo.owner_token)
+    head = bot.rest.pulls.get(o, r, number).parsed_data.head.sha
+    comparison = bot.rest.repos.compare_commits(o, r, f"main...{head}").parsed_data
+    assert (comparison.behind_by, comparison.ahead_by, comparison.status) == (1, 1, "diverged")
+    p["repos.compare_commits"] = comparison
+    sandbox.control.set_branch_protection(o, r, "main", ["ci/test"], strict=True)
+    branch = bot.rest.repos.get_branch(o, r, "main").parsed_data
+    assert branch.protected and branch.protection.required_status_checks
+    assert branch.protection.required_status_checks.contexts == ["ci/test"]
+    p["repos.get_branch"] = branch
+    with pytest.raises(RequestFailed) as refused:
+        bot.rest.pulls.merge(o, r, number, sha=head)
+    assert refused.value.response.status_code == 405
+    with pytest.raises(RequestFailed) as stale:
+        bot.rest.pulls.update_branch(o, r, number, expected_head_sha="0" * 40)
+    assert stale.value.response.status_code == 422
+    p["pulls.update_branch"] = bot.rest.pulls.update_branch(
+        o, r, number, expected_head_sha=head
+    ).parsed_data
+    updated = bot.rest.pulls.get(o, r, number).parsed_data.head.sha
+    after = bot.rest.repos.compare_commits(o, r, f"main...{updated}").parsed_data
+    assert after.behind_by == 0 and updated != head
+    group = sandbox.control.enqueue(o, r, number)
+    assert not sandbox.control.complete_merge_group(o, r, group["head_sha"])  # ci/test not green
+    sandbox.control.set_branch_protection(o, r, "main", None)
 
 
 def _implemented_rest_routes(sandbox: SandboxHandle) -> set[str]:
