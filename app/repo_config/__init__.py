@@ -30,6 +30,7 @@ from app.repo_config.model import (
     RepoConfig,
     ReviewConfig,
     SandboxMode,
+    ScoutConfig,
 )
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "RepoConfig",
     "ReviewConfig",
     "SandboxMode",
+    "ScoutConfig",
     "load_repo_config",
     "load_repo_config_file",
     "read_repo_config_text",

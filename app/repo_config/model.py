@@ -319,6 +319,13 @@ class MergeConfig(_Section):
     require_up_to_date: Flag = True
 
 
+class ScoutConfig(_Section):
+    """The scout's schedule. null (the default) = never on a schedule, only `/ourobot scout`."""
+
+    # At most once per this many hours (UTC slots from the epoch), between 1 hour and 30 days.
+    every_hours: Annotated[int, Strict(), Field(ge=1, le=720)] | None = None
+
+
 def _section(model: type[_Section]) -> Any:
     return Field(default_factory=model)
 
@@ -341,6 +348,7 @@ class RepoConfig(_Section):
     budgets: Annotated[BudgetsConfig, _OrDefaults] = _section(BudgetsConfig)
     merge: Annotated[MergeConfig, _OrDefaults] = _section(MergeConfig)
     implementer: Annotated[ImplementerConfig, _OrDefaults] = _section(ImplementerConfig)
+    scout: Annotated[ScoutConfig, _OrDefaults] = _section(ScoutConfig)
 
     @field_validator("version", mode="before")
     @classmethod

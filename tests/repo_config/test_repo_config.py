@@ -206,8 +206,9 @@ def test_every_documented_key_is_in_the_document():
     document = RepoConfig().to_document()
     assert list(document) == [
         "version", "mode", "project", "test_command", "sandbox", "guards", "review", "models",
-        "budgets", "merge", "implementer",
+        "budgets", "merge", "implementer", "scout",
     ]  # fmt: skip
+    assert document["scout"] == {"every_hours": None}
     assert list(document["guards"]) == [
         "max_deleted_lines", "max_file_shrink_percent", "max_deletions_per_iteration",
         "max_changed_files", "max_added_lines", "max_diff_bytes", "allow_binary",
@@ -836,3 +837,19 @@ def test_sandbox_and_implementer_keys_load_and_are_checked():
 def test_the_operator_caps_the_wall_time_too():
     config = load_repo_config("version: 1\nbudgets: {wall_time_s: 99999}\n")
     assert config.capped(load_settings(env={}, cap_wall_time_s=600)).budgets.wall_time_s == 600
+
+
+def test_the_scout_is_off_the_schedule_unless_a_repository_asks():
+    assert RepoConfig().scout.every_hours is None
+    assert load_repo_config("version: 1\nscout: {every_hours: 24}\n").scout.every_hours == 24
+    assert load_repo_config("version: 1\nscout:\n").scout.every_hours is None
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("0", "at least 1, got 0"), ('"24"', "expected an integer or null"), ("721", "at most 720")],
+)
+def test_a_scout_schedule_out_of_bounds_is_refused_naming_the_key(value, problem):
+    with pytest.raises(ConfigError) as refused:
+        load_repo_config(f"version: 1\nscout:\n  every_hours: {value}\n")
+    assert "scout.every_hours" in str(refused.value) and problem in str(refused.value)
