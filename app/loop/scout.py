@@ -295,9 +295,7 @@ class Selection:
     def from_json(cls, text: str) -> Selection:
         data: dict[str, Any] = json.loads(text)
         return cls(
-            chosen=[
-                Proposal(p["title"], p["body"], tuple(p["criteria"])) for p in data["chosen"]
-            ],
+            chosen=[Proposal(p["title"], p["body"], tuple(p["criteria"])) for p in data["chosen"]],
             duplicates=[Skipped(**d) for d in data["duplicates"]],
             over_cap=list(data["over_cap"]),
             problems=list(data["problems"]),

@@ -35,8 +35,41 @@ MIN_BODY_WORDS = 8
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that carry no request of their own; kept short on purpose (a domain word is never here).
 _FILLER = frozenset(
-    "a an and are as at be by can for from has have in into is it its of on or should so "
-    "that the this to we when which will with without".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "should",
+        "so",
+        "that",
+        "the",
+        "this",
+        "to",
+        "we",
+        "when",
+        "which",
+        "will",
+        "with",
+        "without",
+    ]
 )
 
 
@@ -99,4 +132,3 @@ def duplicate_of(issue: IssueText, others: Iterable[IssueText]) -> Likeness | No
     """The open issue `issue` repeats (the most alike one), or None."""
     found = [match for other in others if (match := likeness(issue, other)).duplicate]
     return max(found, key=lambda m: (m.title + m.body, -(m.other.number or 0)), default=None)
-
