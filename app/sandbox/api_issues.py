@@ -146,11 +146,15 @@ def list_issues(call: Call) -> Reply:
     repo = find_repo(call)
     wanted_state = call.query.get("state", "open")
     wanted_labels = {n.strip().lower() for n in call.query.get("labels", "").split(",") if n}
+    creator = call.query.get("creator", "").lower()
+    since = call.query.get("since")
     found = [
         issue
         for issue in repo.issues.values()
         if wanted_state in ("all", issue.state)
         and wanted_labels <= {label.name.lower() for label in issue.labels}
+        and creator in ("", issue.user.login.lower())
+        and (not since or iso(issue.updated_at) >= since)
     ]
     key = "updated_at" if call.query.get("sort") == "updated" else "created_at"
     found.sort(
