@@ -59,6 +59,8 @@ class Settings(BaseSettings):
     sweep_after_s: float = Field(default=300.0, gt=0)
     # How often failed webhook deliveries are listed and redelivered (needs App credentials).
     redelivery_interval_s: float = Field(default=600.0, gt=0)
+    # How often the beat looks for repositories due a scheduled scout run (`scout.every_hours`).
+    scout_sweep_interval_s: float = Field(default=3600.0, gt=0)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")

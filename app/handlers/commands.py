@@ -50,7 +50,14 @@ def on_comment_created(event: Event, *, settings: Settings) -> list[Job]:
                     "verb": command.verb,
                     "args": list(command.args),
                     "is_pull_request": "pull_request" in issue,
+                    # The issue's text at trigger time, for the verbs that hand it to a model.
+                    "issue_title": _text(issue.get("title")),
+                    "issue_body": _text(issue.get("body")) or "",
                 },
             )
         )
     return jobs
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None

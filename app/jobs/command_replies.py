@@ -14,8 +14,10 @@ from app.controls.halt import check_halt
 from app.github_client import bot_login
 from app.jobs.context import JobContext, once
 from app.jobs.gate_commands import GATE_VERBS, gate_reply
+from app.jobs.plan import plan_reply
 from app.jobs.registry import job
 from app.jobs.review_check import review_reply
+from app.jobs.scout import scout_reply
 
 _permissions = PermissionCache()
 
@@ -32,6 +34,8 @@ def run_command(
     verb: str,
     args: list[str],
     is_pull_request: bool = False,
+    issue_title: str | None = None,
+    issue_body: str | None = None,
 ) -> None:
     command = SlashCommand(verb=verb, args=tuple(args), line=0)
     with once(ctx, f"command:{repo}:{comment_id}:{verb}") as first:
@@ -70,6 +74,25 @@ def run_command(
                 verb=verb,
                 args=args,
                 is_pull_request=is_pull_request,
+            )
+        allowed = may_run(
+            command, permission, login=login, operators=frozenset(ctx.settings.operators)
+        )
+        if verb == "plan" and allowed:
+            body = plan_reply(
+                ctx,
+                installation_id=installation_id,
+                repo=repo,
+                number=number,
+                comment_id=comment_id,
+                login=login,
+                is_pull_request=is_pull_request,
+                title=issue_title,
+                body=issue_body,
+            )
+        if verb == "scout" and allowed:
+            body = scout_reply(
+                ctx, installation_id=installation_id, repo=repo, comment_id=comment_id
             )
         check_halt(ctx, installation_id)
         upsert_comment(

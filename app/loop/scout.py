@@ -232,7 +232,7 @@ def _proposal(lines: list[str]) -> Proposal:
     title_match = _TITLE.match(content[0]) if content else None
     if title_match is None:
         raise ValueError("does not start with a `Title:` line")
-    title = _defuse(one_line(title_match.group(1), 1000))
+    title = defuse_mentions(one_line(title_match.group(1), 1000))
     if not title:
         raise ValueError("the title is empty")
     if len(title) > TITLE_MAX_CHARS:
@@ -241,7 +241,7 @@ def _proposal(lines: list[str]) -> Proposal:
     at = next((i for i, line in enumerate(rest) if _CRITERIA.match(line)), None)
     if at is None:
         raise ValueError("has no `Acceptance criteria:` section")
-    body = _defuse("\n".join(rest[:at]).strip())
+    body = defuse_mentions("\n".join(rest[:at]).strip())
     if not body:
         raise ValueError("says nothing between the title and the acceptance criteria")
     if len(body) > BODY_MAX_CHARS:
@@ -253,7 +253,7 @@ def _proposal(lines: list[str]) -> Proposal:
         bullet = _BULLET.match(line)
         if bullet is None:
             raise ValueError(f"an acceptance criterion is not a list item: {one_line(line, 60)!r}")
-        criteria.append(_defuse(one_line(bullet.group(1), 500)))
+        criteria.append(defuse_mentions(one_line(bullet.group(1), 500)))
     if not criteria:
         raise ValueError("has no acceptance criterion")
     if len(criteria) > MAX_CRITERIA:
@@ -261,7 +261,7 @@ def _proposal(lines: list[str]) -> Proposal:
     return Proposal(title, body, tuple(criteria))
 
 
-def _defuse(text: str) -> str:
+def defuse_mentions(text: str) -> str:
     return _MENTION.sub(r"`@\1`", text)
 
 
