@@ -118,7 +118,7 @@ def run_scout(
     github = ctx.github.installation(request.installation_id)
     with once(ctx, request.run_key) as first:
         if not first:
-            return ScoutReport("already", "This scout run has already finished.")
+            return _finished(ctx, github, request)
         saved = load_selection(ctx, request.run_key)
         if saved is None:
             outcome = _decide(ctx, github, request, every_hours)
@@ -133,9 +133,31 @@ def run_scout(
             report = ScoutReport("too-few", too_few_text(selection))
         else:
             opened = _open_issues(ctx, github, request, selection, decided_at)
-            report = ScoutReport("opened", opened_text(selection, opened), tuple(opened))
+            pairs = [(n, p.title) for n, p in zip(opened, selection.chosen, strict=True)]
+            report = ScoutReport("opened", opened_text(selection, pairs), tuple(opened))
         _record(ctx, request, report)
         return report
+
+
+def _finished(ctx: JobContext, github: GitHub[Any], request: ScoutRequest) -> ScoutReport:
+    """A run already done (a redelivered command whose reply was lost): its report again,
+    from the saved choice and the issues GitHub holds, opening nothing."""
+    saved = load_selection(ctx, request.run_key)
+    if saved is None or not saved[0].enough:
+        return ScoutReport("already", "This scout run has already finished; nothing was opened.")
+    selection, decided_at = saved
+    found = _already_opened(
+        github, request.repo, bot_login(ctx.github), run_digest(request.run_key), since=decided_at
+    )
+    digest = run_digest(request.run_key)
+    pairs = [
+        (found[key], proposal.title)
+        for n, proposal in enumerate(selection.chosen, start=1)
+        if (key := f"scout.{digest}.{n}") in found
+    ]
+    return ScoutReport(
+        "already", opened_text(selection, pairs), tuple(number for number, _ in pairs)
+    )
 
 
 # ---- deciding what to propose --------------------------------------------------------------
@@ -295,11 +317,11 @@ def load_selection(ctx: JobContext, run_key: str) -> tuple[Selection, datetime] 
 # ---- what it says --------------------------------------------------------------------------
 
 
-def opened_text(selection: Selection, opened: list[int]) -> str:
+def opened_text(selection: Selection, opened: list[tuple[int, str]]) -> str:
     lines = [
         f"The scout proposed {len(opened)} ticket(s), labeled `{PROPOSED_LABEL}`:",
         "",
-        *(f"- #{number} {p.title}" for number, p in zip(opened, selection.chosen, strict=True)),
+        *(f"- #{number} {title}" for number, title in opened),
         "",
         "None is admitted: relabel a proposal `ourobot:ticket` to admit it.",
     ]

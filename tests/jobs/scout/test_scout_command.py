@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 from githubkit.exception import RequestFailed
+from sqlalchemy import delete
 
 from app.controls.halt import Halted, HaltRegistry, installation_scope
 from app.controls.ledger import Ledger
+from app.store.schema import effects
 from reviewers.fake_servers import Text
 from tests.jobs.scout.conftest import DIVIDE_BODY, FOUR, PROPOSED, SCOUT, answer, proposal
 
@@ -177,3 +179,20 @@ def test_a_502_midway_is_retried_without_a_duplicate_or_a_second_model_call(sw):
     assert fired == {"latency": 2, "502": 4}
     reply = sw.reply(room, job)
     assert all(f"#{i.number} {i.title}" in reply for i in opened)
+
+
+def test_a_command_rerun_after_its_reply_was_lost_reports_the_same_issues_opening_none(sw):
+    sw.models.script(SCOUT, answer(*FOUR))
+    room = sw.issue("Scouting room")
+    [job] = sw.say("maintainer", room, "/ourobot scout")
+    sw.run(job)
+    first = sw.reply(room, job)
+    # The command's own record and its reply are gone (a crash before the reply was written);
+    # the scout run's record stays.
+    with sw.store.session() as session:
+        session.execute(delete(effects).where(effects.c.key.like("command:%")))
+    [reply] = [c for c in sw.bot_comments(room) if "ourobot:reply." in c.body]
+    sw.user("octo").rest.issues.delete_comment("octo", "demo", reply.id)
+    sw.run(job)
+    assert sw.reply(room, job) == first
+    assert len(sw.proposed()) == 4 and len(sw.models.requests_for(SCOUT)) == 1

@@ -16,9 +16,7 @@ from tests.plugins.processes import wait_for
 pytestmark = pytest.mark.slow
 
 
-def test_the_embedded_runner_scouts_the_configured_repository_once(
-    sandbox, fake_models, tmp_path
-):
+def test_the_embedded_runner_scouts_the_configured_repository_once(sandbox, fake_models, tmp_path):
     files = {**FILES, ".github/ourobot.yml": CONFIG + "scout:\n  every_hours: 1\n"}
     scheduled = sandbox.create_repo("octo", "scheduled", files=files)
     plain = sandbox.create_repo("octo", "plain", files=FILES)
