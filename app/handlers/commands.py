@@ -16,6 +16,7 @@ from app.jobs.registry import Job
 from app.settings import Settings
 
 INLINE_VERBS = frozenset({"panic", "resume"})
+TRIGGER_TEXT_VERBS = frozenset({"plan"})
 
 
 def register(router: Router, settings: Settings) -> None:
@@ -50,14 +51,20 @@ def on_comment_created(event: Event, *, settings: Settings) -> list[Job]:
                     "verb": command.verb,
                     "args": list(command.args),
                     "is_pull_request": "pull_request" in issue,
-                    # The issue's text at trigger time, for the verbs that hand it to a model.
-                    "issue_title": _text(issue.get("title")),
-                    "issue_body": _text(issue.get("body")) or "",
+                    **_trigger_text(command.verb, issue),
                 },
             )
         )
     return jobs
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+def _trigger_text(verb: str, issue: Mapping[str, object]) -> dict[str, str | None]:
+    """The issue's title and body as the event carried them, for the verbs that show them to a
+    model (the text used is the text at trigger time); other verbs' jobs stay small."""
+    if verb not in TRIGGER_TEXT_VERBS:
+        return {}
+    title, body = issue.get("title"), issue.get("body")
+    return {
+        "issue_title": title if isinstance(title, str) else None,
+        "issue_body": body if isinstance(body, str) else "",
+    }
