@@ -176,13 +176,15 @@ def _decide(
         return ScoutReport("failed", f"The scout did not run: {exc}. Nothing was opened.")
     if request.trigger == "schedule" and config.scout.every_hours != every_hours:
         return ScoutReport("skipped", "scout.every_hours changed since this run was planned.")
-    bot = bot_login(ctx.github)
-    issues = list(open_issues(github, request.repo, bot))
+    issues = list(open_issues(github, request.repo, bot_login(ctx.github)))
     facts = read_repo_facts(base.git_dir, base.base_sha)
     secrets = worker_secrets(ctx.settings, token=None)
-    system, user = build_prompt(
-        template, facts, issues, config, constitution=constitution, secrets=secrets
-    )
+    try:
+        system, user = build_prompt(
+            template, facts, issues, config, constitution=constitution, secrets=secrets
+        )
+    except UserError as exc:  # a prompt override with a hole in it
+        return ScoutReport("failed", f"The scout did not run: {exc}. Nothing was opened.")
     from reviewers.providers import build_fallback  # the SDKs: only when a model is asked
 
     gate = ModelGate(

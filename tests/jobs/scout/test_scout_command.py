@@ -11,7 +11,16 @@ from app.controls.halt import Halted, HaltRegistry, installation_scope
 from app.controls.ledger import Ledger
 from app.store.schema import effects
 from reviewers.fake_servers import Text
-from tests.jobs.scout.conftest import DIVIDE_BODY, FOUR, PROPOSED, SCOUT, answer, proposal
+from tests.jobs.scout.conftest import (
+    DIVIDE_BODY,
+    FILES,
+    FOUR,
+    PROPOSED,
+    SCOUT,
+    answer,
+    make_world,
+    proposal,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -196,3 +205,18 @@ def test_a_command_rerun_after_its_reply_was_lost_reports_the_same_issues_openin
     sw.run(job)
     assert sw.reply(room, job) == first
     assert len(sw.proposed()) == 4 and len(sw.models.requests_for(SCOUT)) == 1
+
+
+def test_a_broken_prompt_override_fails_naming_it_and_asks_no_model(
+    sandbox, webhook_sink, fake_models, tmp_path
+):
+    files = {**FILES, ".github/ourobot/prompts/scout.md": "Propose {{TICKETS}} things.\n"}
+    world = make_world(sandbox, webhook_sink, fake_models, tmp_path, files=files)
+    try:
+        room = world.issue("Scouting room")
+        reply = world.ask("maintainer", room, "/ourobot scout")
+    finally:
+        world.store.close()
+    assert "The scout did not run:" in reply and "no value for {{TICKETS}}" in reply
+    assert ".github/ourobot/prompts/scout.md:1" in reply
+    assert fake_models.requests == [] and world.proposed() == []
