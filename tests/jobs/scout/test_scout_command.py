@@ -42,6 +42,14 @@ def test_a_maintainer_gets_proposals_opened_with_criteria_and_the_proposed_label
         assert "## Acceptance criteria\n\n- [ ] " in issue.body
         assert f"#{issue.number} {issue.title}" in reply
     assert "- [ ] multiply(3, 4) == 12" in opened[0].body
+    # What GitHub tells ourobot about its own new issues starts nothing.
+    numbers = {i.number for i in opened}
+    delivered = sw.sink.wait_for("issues", None, count=9)  # the room's opening, then ours
+    own = [d for d in delivered if d.payload["issue"]["number"] in numbers]
+    assert sorted(d.action for d in own) == ["labeled"] * 4 + ["opened"] * 4
+    assert [sw.router.route("issues", d.action, d.payload, delivery_id="x") for d in own] == [
+        []
+    ] * 8
     assert "relabel a proposal `ourobot:ticket`" in reply
     # The model saw the map, the commits and the open issues, fenced.
     [request] = sw.models.requests_for(SCOUT)
