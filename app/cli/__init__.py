@@ -38,6 +38,8 @@ COMMAND_MODULES = (
     "app.cli.cycle_cmd",
     "app.cli.action_cmd",
     "app.cli.halt_cmd",
+    "app.cli.app_cmd",
+    "app.cli.doctor_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -2,15 +2,17 @@
 
 A process never starts half-configured: a setting that is wrong is one line naming the
 variable and the fix (exit 2), found before a socket is bound or a worker forked, rather than a
-traceback in the log the first time a job needs it.
+traceback in the log the first time a job needs it. The App's credentials are checked by
+`app.install.credentials` (shared with `ourobot doctor`).
 """
 
 from __future__ import annotations
 
 from app.errors import ConfigError
+from app.install.credentials import check_app_credentials
 from app.settings import Settings
 
-KEY_HELP = "the App's private key: its settings page, Private keys, Generate a private key"
+__all__ = ["check_app_credentials", "require_webhook_secret"]
 
 
 def require_webhook_secret(settings: Settings) -> None:
@@ -18,41 +20,3 @@ def require_webhook_secret(settings: Settings) -> None:
         raise ConfigError(
             "OUROBOT_WEBHOOK_SECRET is not set: ourobot serve refuses to accept unsigned webhooks"
         )
-
-
-def check_app_credentials(settings: Settings) -> bool:
-    """True when the App's id and a loadable private key are set, False when neither is;
-    `ConfigError` for one without the other, an unreadable file or a key that does not load."""
-    has_key = settings.private_key is not None or settings.private_key_path is not None
-    if settings.app_id is None and not has_key:
-        return False
-    if settings.app_id is None:
-        raise ConfigError(
-            "OUROBOT_APP_ID is not set but a private key is: set it to the App's numeric id "
-            "(the App's settings page, About, App ID)"
-        )
-    if not has_key:
-        raise ConfigError(
-            f"OUROBOT_APP_ID is set but no key: set OUROBOT_PRIVATE_KEY_PATH to {KEY_HELP} "
-            "(a .pem file), or OUROBOT_PRIVATE_KEY to its text"
-        )
-    load_private_key(settings)
-    return True
-
-
-def load_private_key(settings: Settings) -> object:
-    """The App's key as cryptography loads it; `ConfigError` naming the variable otherwise."""
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-    variable = (
-        "OUROBOT_PRIVATE_KEY" if settings.private_key is not None else "OUROBOT_PRIVATE_KEY_PATH"
-    )
-    pem = settings.private_key_pem()  # an unreadable path is already a ConfigError
-    try:
-        key = load_pem_private_key((pem or "").encode(), password=None)
-    except (ValueError, TypeError):
-        raise ConfigError(f"{variable}: not a PEM private key; use {KEY_HELP}") from None
-    if not isinstance(key, rsa.RSAPrivateKey):
-        raise ConfigError(f"{variable}: not an RSA key (GitHub Apps sign with RSA); use {KEY_HELP}")
-    return key
