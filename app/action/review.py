@@ -47,13 +47,19 @@ def run_review_action(env: Mapping[str, str]) -> int:
     return EXIT_FAILED if outcome.conclusion == "failure" else EXIT_OK
 
 
+class _ActionsLog(logging.Handler):
+    """Log records as lines on stdout (whatever stdout is when they are written)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"ourobot {record.getMessage()}", file=sys.stdout, flush=True)
+
+
 def show_progress() -> None:
     """The review job's log lines (one per model as its verdict arrives) on stdout, which is
     the Actions log: without them the step says nothing for the minutes a panel can take."""
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("ourobot %(message)s"))
     logger = logging.getLogger("app.jobs.review_check")
-    logger.addHandler(handler)
+    if not any(isinstance(handler, _ActionsLog) for handler in logger.handlers):
+        logger.addHandler(_ActionsLog())
     logger.setLevel(logging.INFO)
 
 

@@ -29,7 +29,9 @@ def clean_env(tmp_path: Path, **variables: str) -> dict[str, str]:
     return env
 
 
-def ourobot(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def ourobot(
+    env: dict[str, str], *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(OUROBOT), *args], env=env, capture_output=True, text=True, timeout=60, check=False,
         cwd=cwd,
@@ -85,9 +87,7 @@ def test_a_key_file_that_is_not_a_key_is_refused(tmp_path):
 
 def test_an_app_id_without_a_key_is_refused(tmp_path):
     env = clean_env(tmp_path, OUROBOT_WEBHOOK_SECRET="s", OUROBOT_APP_ID="1")
-    assert_one_line(
-        ourobot(env, "serve", "--port", "0"), 2, "OUROBOT_APP_ID is set but no key"
-    )
+    assert_one_line(ourobot(env, "serve", "--port", "0"), 2, "OUROBOT_APP_ID is set but no key")
 
 
 def test_serve_without_a_webhook_secret_is_one_line(tmp_path):
