@@ -37,7 +37,7 @@ def test_console_entry_runs_as_module():
 HEAVY = ("sqlalchemy", "pydantic_settings", "celery", "app.guards", "fastapi", "githubkit")
 COMMANDS = (
     "serve", "worker", "beat", "sandbox", "demo", "config", "guards", "review", "gate", "action",
-    "halt",
+    "halt", "app", "doctor",
 )  # fmt: skip
 PROBE = """
 import json, sys
@@ -102,7 +102,10 @@ def test_every_deferred_handler_names_a_function_that_exists() -> None:
 
     walk(build_parser())
     # sandbox and demo import their implementation inside a handler of their own.
-    split = ("serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt")
+    split = (
+        "serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt",
+        "app", "doctor",
+    )  # fmt: skip
     assert {h.module for h in found} == {f"app.cli.{name}" for name in split}
     for handler in found:
         assert callable(getattr(import_module(handler.module), handler.function)), handler
