@@ -7,7 +7,6 @@ result down; there is no module-level settings object to mutate.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,8 +19,6 @@ from app.errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
-# SQLAlchemy's form: dialect[+driver]://...
-DATABASE_URL = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\+[A-Za-z0-9_]+)?://")
 
 # The longest any task may run (hard limit). Celery's Redis visibility timeout is set above it,
 # so a task still running is never handed to a second worker.
@@ -129,17 +126,6 @@ class Settings(BaseSettings):
         if isinstance(value, str) and urlsplit(value).scheme not in REDIS_SCHEMES:
             raise ValueError(
                 "not a Redis URL: expected redis://HOST:PORT/DB, rediss://... or unix://PATH"
-            )
-        return value
-
-    @field_validator("database_url", mode="before")
-    @classmethod
-    def _database_url(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
-            return None
-        if isinstance(value, str) and not DATABASE_URL.match(value):
-            raise ValueError(
-                "not a database URL: expected postgresql://USER@HOST/DB or sqlite:///PATH"
             )
         return value
 
