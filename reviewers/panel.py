@@ -11,9 +11,10 @@ model SDK.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reviewers.context import ReviewPrompt
@@ -21,6 +22,10 @@ from reviewers.model_client import ModelClient
 from reviewers.result import Conclusion, ModelVerdict, PanelResult, Reason, ScopeReview
 from reviewers.reviewer import DEFAULT_MAX_TOKENS, BeforeCall, review
 from reviewers.verdict import VerdictKind
+
+# Told of each verdict as it arrives (and of each timeout at the deadline), from the thread that
+# runs the panel: a review may take minutes, and the person waiting should see it move.
+OnVerdict = Callable[[ModelVerdict], None]
 
 
 @dataclass(frozen=True)
@@ -127,13 +132,14 @@ def run_panel(
     scope_request: ScopeRequest | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     before_call: BeforeCall | None = None,
+    on_verdict: OnVerdict | None = None,
 ) -> PanelResult:
     """Every member reviews `prompt` at once; the result after all answered or `timeout_s`.
     Then, if the quorum passed and `scope_request` is given, the scope reviewer within its
     own `timeout_s` (asked only then: a failed panel needs no scope verdict to fail)."""
     if not members:
         raise ValueError("a panel needs at least one member")
-    verdicts = _ask_all(members, prompt, timeout_s, max_tokens, before_call)
+    verdicts = _ask_all(members, prompt, timeout_s, max_tokens, before_call, on_verdict)
     decision = decide(
         [verdict.verdict for verdict in verdicts],
         quorum,
@@ -143,7 +149,12 @@ def run_panel(
     if scope_request is not None:
         if decision.conclusion == "success":
             asked = _ask_all(
-                [scope_request.member], scope_request.prompt, timeout_s, max_tokens, before_call
+                [scope_request.member],
+                scope_request.prompt,
+                timeout_s,
+                max_tokens,
+                before_call,
+                on_verdict,
             )
             scope = ScopeReview.from_verdict(asked[0])
         else:
@@ -169,13 +180,14 @@ def _ask_all(
     timeout_s: float,
     max_tokens: int,
     before_call: BeforeCall | None,
+    on_verdict: OnVerdict | None = None,
 ) -> tuple[ModelVerdict, ...]:
     """Each member's verdict on `prompt`, asked in parallel; incomplete past `timeout_s`."""
-    slots: list[ModelVerdict | None] = [None] * len(members)
+    arrivals: queue.Queue[tuple[int, ModelVerdict]] = queue.Queue()
     threads = [
         threading.Thread(
             target=_run_member,
-            args=(slots, index, member, prompt, timeout_s, max_tokens, before_call),
+            args=(arrivals, index, member, prompt, timeout_s, max_tokens, before_call),
             name=f"reviewer-{member.model}",
             # A reviewer past its deadline is abandoned, not waited for: it must not keep
             # the process (the CLI, a worker task) alive after the panel has decided.
@@ -186,25 +198,33 @@ def _ask_all(
     deadline = time.monotonic() + timeout_s
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    answered = list(slots)  # what arrived by the deadline; later writes are not looked at
-    return tuple(
-        slot
-        if slot is not None
-        else ModelVerdict(
-            member.model,
-            "incomplete",
-            problem=f"no verdict within review.timeout_s ({timeout_s:g}s)",
-            error_kind="timeout",
-            elapsed_s=timeout_s,
-        )
-        for member, slot in zip(members, answered, strict=True)
-    )
+    slots: list[ModelVerdict | None] = [None] * len(members)
+    for _ in members:
+        try:
+            index, verdict = arrivals.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break  # what arrived by the deadline counts; later answers are not looked at
+        slots[index] = verdict
+        if on_verdict is not None:
+            on_verdict(verdict)
+    verdicts = []
+    for member, slot in zip(members, slots, strict=True):
+        if slot is None:
+            slot = ModelVerdict(
+                member.model,
+                "incomplete",
+                problem=f"no verdict within review.timeout_s ({timeout_s:g}s)",
+                error_kind="timeout",
+                elapsed_s=timeout_s,
+            )
+            if on_verdict is not None:
+                on_verdict(slot)
+        verdicts.append(slot)
+    return tuple(verdicts)
 
 
 def _run_member(
-    slots: list[ModelVerdict | None],
+    arrivals: queue.Queue[tuple[int, ModelVerdict]],
     index: int,
     member: PanelMember,
     prompt: ReviewPrompt,
@@ -212,9 +232,9 @@ def _run_member(
     max_tokens: int,
     before_call: BeforeCall | None,
 ) -> None:
-    # One slot per thread, written once: the main thread reads it only after join returns
-    # or the deadline passed (a late write is then simply ignored).
-    slots[index] = review(
+    # One verdict per thread, put once: the panel's thread reads the queue until the
+    # deadline (a late verdict is simply never read).
+    verdict = review(
         member.model,
         member.client,
         prompt,
@@ -222,3 +242,4 @@ def _run_member(
         max_tokens=max_tokens,
         before_call=before_call,
     )
+    arrivals.put((index, verdict))

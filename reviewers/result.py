@@ -37,6 +37,19 @@ class ModelVerdict:
     answered_by: str = ""  # the model that answered, when a fallback chain stands behind `model`
     elapsed_s: float = 0.0
 
+    def progress_line(self) -> str:
+        """One line saying this verdict arrived: `<model>: <verdict>, N findings (Ts)` and,
+        when there is no usable verdict, why (control characters of a model's text shown as
+        `?`, so an answer cannot rewrite the terminal or the Actions log)."""
+        line = f"{self.model}: {self.verdict}"
+        if self.verdict != "incomplete":
+            count = len(self.findings)
+            line += f", {count} finding{'' if count == 1 else 's'}"
+        line += f" ({self.elapsed_s:.1f}s)"
+        if self.problem:
+            line += f": {self.problem}"
+        return "".join(char if char.isprintable() else "?" for char in line)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "model": self.model,

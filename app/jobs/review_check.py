@@ -377,6 +377,10 @@ def _run_panel(
         scope=scope_review_for(review.context),
         scope_request=scope_request,
         before_call=meter.before_call,
+        # A panel may take minutes: each verdict in the log (the Action's log too) as it comes.
+        on_verdict=lambda verdict: log.info(
+            "review %s#%d: %s", request.repo, request.number, verdict.progress_line()
+        ),
     )
     scope = result.scope
     ledger.record(

@@ -339,6 +339,13 @@ def _what_the_merge_gate_reads(sandbox: SandboxHandle, s: Scenario, token: str) 
     sandbox.control.set_branch_protection(o, r, "main", None)
 
 
+# Routes whose githubkit conformance is checked in a test of their own, and where.
+ELSEWHERE = {
+    # It replaces the sandbox's App, which the scenario's later steps rely on.
+    "POST /app-manifests/{code}/conversions": "tests/install/test_manifest_flow.py",
+}
+
+
 def _implemented_rest_routes(sandbox: SandboxHandle) -> set[str]:
     names = set()
     assert sandbox.server.app is not None
@@ -380,8 +387,9 @@ def test_every_rest_endpoint_parses_with_githubkit_models(outcome: Outcome) -> N
         assert parsed is not None, operation
         if isinstance(parsed, list):
             assert parsed, f"{operation} returned an empty list: nothing was checked"
-    # Every REST route the sandbox serves was called at least once by the scenario.
-    missing = _implemented_rest_routes(outcome.sandbox) - outcome.hit_routes
+    # Every REST route the sandbox serves was called at least once by the scenario (or, for a
+    # route that would change this shared sandbox's App, through githubkit in its own test).
+    missing = _implemented_rest_routes(outcome.sandbox) - outcome.hit_routes - set(ELSEWHERE)
     assert not missing, f"routes never exercised through githubkit: {sorted(missing)}"
 
 
