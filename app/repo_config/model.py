@@ -247,6 +247,9 @@ class ReviewConfig(_Section):
     context: Literal["low", "max"] = "low"
     max_diff_chars: Positive = 30_000
     rounds: Positive = 2
+    # After this many panel rounds on a pull request, a new finding about code the latest fix
+    # did not touch is advisory (docs/review.md, "Rounds converge"); null = never.
+    converge_after: Positive | None = 2
 
     @field_validator("models")
     @classmethod
