@@ -171,22 +171,21 @@ def next_obligations(
     rejected: bool,
     head_sha: str,
 ) -> tuple[Obligation, ...]:
-    """The obligations after this round: each asked one resolved only when every usable
-    answer says so (no usable answer leaves it open), and, when the round rejected, its new
-    findings added as open obligations (the first reviewer to raise an id is named)."""
-    by_id: dict[str, list[Answer]] = {}
-    for answers in answered:
-        for answer in answers:
-            by_id.setdefault(answer.id, []).append(answer)
+    """The obligations after this round. `answered` holds every panel member's answers (an
+    empty one for a member without a usable verdict): an asked obligation is resolved only
+    when every member answered it RESOLVED, so a missing answer leaves it open (fail
+    closed). When the round rejected, its new findings are added as open obligations (the
+    first reviewer to raise an id is named)."""
+    members = [{answer.id: answer for answer in answers} for answers in answered]
     state: dict[str, Obligation] = {}
     for item in rules.obligations:
-        given = by_id.get(item.id, [])
-        still_open = [a for a in given if a.status == "open"]
-        if given and not still_open:
-            reason = "; ".join(a.reason for a in given if a.reason)
+        given = [member.get(item.id) for member in members]
+        if given and all(a is not None and a.status == "resolved" for a in given):
+            reason = "; ".join(a.reason for a in given if a is not None and a.reason)
             state[item.id] = replace(item, status="resolved", answer=reason)
         else:
-            reason = "; ".join(a.reason for a in still_open) or "no usable answer"
+            still = [a.reason for a in given if a is not None and a.status == "open"]
+            reason = "; ".join(still) or "not every reviewer answered it RESOLVED"
             state[item.id] = replace(item, answer=reason)
     if rejected:
         for found in assessed:

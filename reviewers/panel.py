@@ -160,7 +160,7 @@ def run_panel(
     usable = [v for v in verdicts if v.verdict != "incomplete"]
     obligations = next_obligations(
         rules,
-        [v.answers for v in usable],
+        [v.answers if v.verdict != "incomplete" else () for v in verdicts],
         [a for v in usable for a in v.assessed],
         rejected=decision.reason == "rejected",
         head_sha=head_sha,
