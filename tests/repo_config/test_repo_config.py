@@ -214,7 +214,7 @@ def test_every_documented_key_is_in_the_document():
         "protected_paths", "extra_protected_paths", "secrets", "test_tamper", "apply_to",
     ]  # fmt: skip
     assert list(document["review"]) == [
-        "models", "quorum", "timeout_s", "context", "max_diff_chars", "rounds",
+        "models", "quorum", "timeout_s", "context", "max_diff_chars", "rounds", "converge_after",
     ]  # fmt: skip
     assert list(document["models"]) == ["implementer", "planner", "scout"]
     assert list(document["budgets"]) == [
@@ -259,7 +259,7 @@ def test_null_turns_each_numeric_limit_off(key, spelling):
         (
             "version: 1\nreview:\n  rounds: 1\n  colour: red\n",
             ":4: review.colour: unknown key (known keys: models, quorum, timeout_s, context, "
-            "max_diff_chars, rounds)",
+            "max_diff_chars, rounds, converge_after)",
         ),
         (
             "version: 1\nproject:\n  title: x\n",
