@@ -56,6 +56,7 @@ from app.errors import UserError
 from app.github_client import bot_login
 from app.jobs import review_github as gh
 from app.jobs.context import JobContext, once
+from app.jobs.guards_check import PullHead, in_scope
 from app.jobs.registry import job
 from app.jobs.review_fingerprint import changed_since, fingerprint, input_digests, reusable
 from app.jobs.review_inputs import (
@@ -224,7 +225,7 @@ def run_review(ctx: JobContext, request: ReviewRequest) -> ReviewOutcome:
     run_key = f"review:{request.repo}:{head_sha}:{panel}"
     models = [model.id for model in config.review.models]
     # Where the guards apply, they run first. The Action orders its own jobs (`needs:`).
-    if request.trigger != "action" and applies(config, pull, bot):
+    if request.trigger != "action" and guards_apply(config, pull, bot):
         guards = gh.guards_run(github, request.repo, head_sha, app_id=ctx.settings.app_id)
         if guards is None or guards.status != "completed":
             return ReviewOutcome(
@@ -274,6 +275,13 @@ def applies(config: RepoConfig, pull: PullInfo, bot: str) -> bool:
         return True
     same_repo = pull.head_repo == pull.repo
     return pull.author == bot or (same_repo and pull.head_ref.startswith(BOT_BRANCH_PREFIX))
+
+
+def guards_apply(config: RepoConfig, pull: PullInfo, bot: str) -> bool:
+    """Whether `ourobot/guards` judges this pull request (the guards job's own rule), so the
+    panel must wait for it: a PR the guards skip is reviewed without waiting."""
+    head = PullHead(pull.repo, pull.number, pull.head_sha, pull.base_ref, pull.head_ref)
+    return in_scope(config, head, pull.author, pull.author_is_bot, bot=bot)
 
 
 def panel_digest(config: RepoConfig) -> str:

@@ -57,6 +57,7 @@ class PullInfo:
     title: str
     body: str
     author: str
+    author_is_bot: bool
     head_sha: str
     head_ref: str
     head_repo: str | None
@@ -73,6 +74,7 @@ class PullInfo:
             title=str(pull.title or ""),
             body=str(pull.body or ""),
             author=str(getattr(pull.user, "login", "") or ""),
+            author_is_bot=getattr(pull.user, "type", None) == "Bot",
             head_sha=str(pull.head.sha),
             head_ref=str(pull.head.ref),
             head_repo=getattr(head_repo, "full_name", None),

@@ -138,6 +138,19 @@ def test_the_panel_runs_once_the_guards_pass(rw):
     assert len(rw.models.requests) == 2
 
 
+def test_a_pr_the_guards_do_not_apply_to_is_reviewed_without_waiting(rw):
+    # A person's `ourobot/...` branch: the review's rule takes it, the guards' does not (only
+    # the App's own pull requests), so there is no guards run to wait for.
+    rw.models.script(A, APPROVE)
+    rw.models.script(B, APPROVE)
+    _number, head, payload = rw.open_pull({OPS: NEW_OPS}, by="writer", guards=None)
+    [review] = rw.jobs_for(payload)
+    rw.run(review)
+    [run] = rw.check_runs(head)
+    assert run.conclusion == "success"
+    assert len(rw.models.requests) == 2
+
+
 # ---- never pay twice ----------------------------------------------------------------------------
 
 
