@@ -147,3 +147,4 @@ class Field:
         """A list of non-empty strings (check names, labels)."""
         entries = self.items()
         return tuple(entry.text() for entry in entries)
+
