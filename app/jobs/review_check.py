@@ -21,7 +21,7 @@ review is posted on that commit as a COMMENT (a stale REQUEST_CHANGES would bloc
 The new head's own `synchronize` event starts its own run. A job that starts after its head was
 already replaced does nothing.
 
-Cheap first: where the guards apply (the same `guards.apply_to` switch), the panel is asked
+Cheap first: where the guards apply (the guards job's own scope rule), the panel is asked
 about a head only once `ourobot/guards` passed on it. Until the guards finish the job waits
 (the guards check completing triggers it again); when they failed, `ourobot/review` concludes
 "Not reviewed: the guards failed on <sha>" as a failure, and no model is called.
@@ -99,7 +99,6 @@ log = logging.getLogger(__name__)
 
 Trigger = Literal["pull_request", "command", "action", "guards"]
 Status = Literal["published", "already", "skipped", "waiting"]
-TRIGGERS: tuple[str, ...] = ("pull_request", "command", "action", "guards")
 
 
 class FetchFailed(ConnectionError):
