@@ -499,7 +499,7 @@ def _panel_requests(config: RepoConfig) -> int:
 def _spent(
     history: list[StoredResult], publication: Publication, config: RepoConfig
 ) -> Publication:
-    section = spend_section(history, publication, panel_requests=_panel_requests(config))
+    section = spend_section(history, publication)
     return with_spend(publication, section)
 
 
@@ -567,6 +567,7 @@ def _publish(
             "reused_from": publication.reused_from,
             "model_requests": publication.requests,
             "saved_micro_usd": publication.saved_micro_usd,
+            "model_requests_saved": publication.requests_saved,
             "pr_cost_micro_usd": _pr_cost(ctx, request, publication),
             "open_obligations": [item.id for item in publication.open_obligations()],
         },

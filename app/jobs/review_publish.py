@@ -95,7 +95,8 @@ class Publication:
     inputs: dict[str, str] = field(default_factory=dict)  # each input's own digest
     reused_from: str = ""  # the head whose verdict this one repeats
     requests: int = 0  # model requests made for this publication
-    saved_micro_usd: int = 0  # what reuse or cheap-first did not spend
+    saved_micro_usd: int = 0  # what reusing a verdict did not spend
+    requests_saved: int = 0  # model requests reuse or cheap-first did not make
 
     @property
     def decisive(self) -> bool:
@@ -221,6 +222,7 @@ def reused(
         cost_micro_usd=0,
         requests=0,
         saved_micro_usd=earlier.cost_micro_usd or earlier.saved_micro_usd,
+        requests_saved=earlier.requests or earlier.requests_saved,
     )
 
 
@@ -269,6 +271,7 @@ def not_reviewed(
         review_axis="skipped",
         error_class=None,
         kind="guards-failed",
+        requests_saved=models,
     )
 
 

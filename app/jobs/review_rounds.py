@@ -94,9 +94,7 @@ def added_lines(diff: FileDiff) -> frozenset[int]:
     return frozenset(found)
 
 
-def spend_section(
-    history: Sequence[StoredResult], this: Publication, *, panel_requests: int
-) -> str:
+def spend_section(history: Sequence[StoredResult], this: Publication) -> str:
     """What the panel cost this head and the pull request so far, and what was saved."""
     pubs = [stored.publication for stored in history if stored.key != this.run_key] + [this]
     total = sum(pub.cost_micro_usd for pub in pubs)
@@ -113,6 +111,6 @@ def spend_section(
         f"- Saved by reusing verdicts for identical inputs: "
         f"{usd(sum(pub.saved_micro_usd for pub in reused))} on {len(reused)} head(s).",
         f"- Saved by running the guards first: {len(skipped)} head(s) not sent to the panel "
-        f"({len(skipped) * panel_requests} model request(s) not made).",
+        f"({sum(pub.requests_saved for pub in skipped)} model request(s) not made).",
     ]
     return "\n".join(lines)

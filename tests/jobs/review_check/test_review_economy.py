@@ -121,7 +121,7 @@ def test_a_bot_pr_failing_a_guard_gets_no_model_request_and_a_review_that_does_n
     assert rw.models.requests == []  # not one model request
     [entry] = review_entries(rw, head)
     assert (entry.outcome.review, entry.detail["kind"]) == ("skipped", "guards-failed")
-    assert entry.detail["model_requests"] == 0
+    assert (entry.detail["model_requests"], entry.detail["model_requests_saved"]) == (0, 2)
 
 
 def test_the_panel_runs_once_the_guards_pass(rw):
@@ -176,6 +176,7 @@ def test_a_new_head_with_the_same_inputs_reuses_the_verdict_with_zero_requests(r
     [entry] = review_entries(rw, second)
     assert entry.detail["kind"] == "reused" and entry.detail["reused_from"] == first
     assert entry.detail["model_requests"] == 0 and entry.detail["saved_micro_usd"] > 0
+    assert entry.detail["model_requests_saved"] == 2
     [paid] = review_entries(rw, first)
     assert entry.detail["pr_cost_micro_usd"] == paid.detail["cost_micro_usd"] > 0
 
