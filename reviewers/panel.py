@@ -15,10 +15,11 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reviewers.context import ReviewPrompt
 from reviewers.model_client import ModelClient
+from reviewers.obligations import RoundRules, assess, next_obligations, rests_on_advisory
 from reviewers.result import Conclusion, ModelVerdict, PanelResult, Reason, ScopeReview
 from reviewers.reviewer import DEFAULT_MAX_TOKENS, BeforeCall, review
 from reviewers.verdict import VerdictKind
@@ -133,13 +134,20 @@ def run_panel(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     before_call: BeforeCall | None = None,
     on_verdict: OnVerdict | None = None,
+    rules: RoundRules | None = None,
 ) -> PanelResult:
     """Every member reviews `prompt` at once; the result after all answered or `timeout_s`.
     Then, if the quorum passed and `scope_request` is given, the scope reviewer within its
     own `timeout_s` (asked only then: a failed panel needs no scope verdict to fail)."""
     if not members:
         raise ValueError("a panel needs at least one member")
-    verdicts = _ask_all(members, prompt, timeout_s, max_tokens, before_call, on_verdict)
+    rules = rules or RoundRules()
+    if dict(prompt.asked) != rules.asked():
+        raise ValueError("the prompt must list exactly the obligations the round asks about")
+    verdicts = tuple(
+        settle(verdict, rules)
+        for verdict in _ask_all(members, prompt, timeout_s, max_tokens, before_call, on_verdict)
+    )
     decision = decide(
         [verdict.verdict for verdict in verdicts],
         quorum,
@@ -160,6 +168,14 @@ def run_panel(
         else:
             scope = ScopeReview("skipped", "not asked: the panel failed without it")
         decision = decide_scope(decision, scope)
+    usable = [v for v in verdicts if v.verdict != "incomplete"]
+    obligations = next_obligations(
+        rules,
+        [v.answers if v.verdict != "incomplete" else () for v in verdicts],
+        [a for v in usable for a in v.assessed],
+        rejected=decision.reason == "rejected",
+        head_sha=head_sha,
+    )
     return PanelResult(
         conclusion=decision.conclusion,
         reason=decision.reason,
@@ -171,7 +187,21 @@ def run_panel(
         scope=scope,
         omitted=prompt.selection.omitted,
         diff_summary=prompt.selection.summary(),
+        round=rules.round,
+        asked=rules.obligations,
+        obligations=obligations,
     )
+
+
+def settle(verdict: ModelVerdict, rules: RoundRules) -> ModelVerdict:
+    """`verdict` as this round counts it: each finding assessed, and a REJECT that rests only
+    on advisory findings (no location, or new and about untouched code after
+    `review.converge_after` rounds) counted as an approval."""
+    assessed = tuple(assess(verdict.model, finding, rules) for finding in verdict.findings)
+    settled = replace(verdict, assessed=assessed)
+    if verdict.verdict == "reject" and rests_on_advisory(assessed, verdict.answers, rules):
+        return replace(settled, verdict="approve", said="reject")
+    return settled
 
 
 def _ask_all(

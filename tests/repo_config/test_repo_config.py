@@ -215,7 +215,7 @@ def test_every_documented_key_is_in_the_document():
         "protected_paths", "extra_protected_paths", "secrets", "test_tamper", "apply_to",
     ]  # fmt: skip
     assert list(document["review"]) == [
-        "models", "quorum", "timeout_s", "context", "max_diff_chars", "rounds",
+        "models", "quorum", "timeout_s", "context", "max_diff_chars", "rounds", "converge_after",
     ]  # fmt: skip
     assert list(document["models"]) == ["implementer", "planner", "scout"]
     assert list(document["budgets"]) == [
@@ -260,7 +260,7 @@ def test_null_turns_each_numeric_limit_off(key, spelling):
         (
             "version: 1\nreview:\n  rounds: 1\n  colour: red\n",
             ":4: review.colour: unknown key (known keys: models, quorum, timeout_s, context, "
-            "max_diff_chars, rounds)",
+            "max_diff_chars, rounds, converge_after)",
         ),
         (
             "version: 1\nproject:\n  title: x\n",
@@ -695,15 +695,17 @@ def test_defaults_are_in_force_in_every_mode(mode):
     assert GuardsConfig().effective_protected_paths(mode) == DEFAULT_PROTECTED_PATHS
 
 
-def test_replacement_list_replaces_defaults_outside_advanced():
+def test_replacement_list_replaces_defaults_outside_the_governance_surface():
     guards = GuardsConfig(protected_paths=("deploy/**",), extra_protected_paths=("*.tfstate",))
     assert guards.effective_protected_paths("light") == ("deploy/**", "*.tfstate")
-    assert guards.effective_protected_paths("pro") == ("deploy/**", "*.tfstate")
+    assert guards.effective_protected_paths("pro") == ("deploy/**", "*.tfstate", *GOVERNANCE_PATHS)
 
 
 def test_advanced_mode_keeps_the_governance_surface_whatever_the_config_says():
     guards = load("version: 1\nguards:\n  protected_paths: []\n").guards
     assert guards.effective_protected_paths("advanced") == GOVERNANCE_PATHS
+    # pro: the implementer may change them, and the PR then needs an admin's approval
+    assert guards.effective_protected_paths("pro") == GOVERNANCE_PATHS
     assert guards.effective_protected_paths("light") == ()
     replaced = GuardsConfig(protected_paths=("deploy/**",))
     assert replaced.effective_protected_paths("advanced") == ("deploy/**", *GOVERNANCE_PATHS)
