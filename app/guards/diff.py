@@ -93,7 +93,7 @@ def _strip_component(name: str, *, git: bool) -> str:
         return name.split("/", 1)[1]
     if git:
         raise UserError(
-            f"ambiguous diff: {display(name)!r} has no leading component for git apply -p1 to remove"
+            f"ambiguous diff: {display(name)!r} has no leading component for -p1 to remove"
         )
     return name
 

@@ -206,7 +206,7 @@ def test_a_traditional_diff_of_two_names_lands_where_git_apply_writes():
     ],
 )
 def test_an_ambiguous_git_header_is_bad_input(text: str):
-    with pytest.raises(UserError, match="ambiguous diff|inconsistent diff|unreadable diff"):
+    with pytest.raises(UserError, match=r"ambiguous diff|inconsistent diff|unreadable diff"):
         parse_diff(text.encode())
 
 
