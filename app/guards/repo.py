@@ -26,7 +26,7 @@ from app.guards.changes import (
     Source,
     Status,
 )
-from app.guards.lines import is_binary, line_delta
+from app.guards.lines import is_binary, line_delta, printable_runs
 from app.guards.trees import CODE_SUFFIXES, Hit, Side, TreeChangeSet
 from app.repo_config import DEFAULT_SOURCE, MAX_CONFIG_BYTES, RepoConfig, load_repo_config
 from app.workspace.git import OBJECT_ID as _OBJECT_ID
@@ -329,6 +329,7 @@ def _with_content(entry: RawEntry, blobs: Mapping[str, bytes]) -> tuple[FileChan
         new_line_count=_line_count(new_text, entry.new_mode, delta.new_count),
         link_target=target,
         binary_bytes=binary_bytes,
+        strings=printable_runs(new_text, old_text) if binary and new_text is not None else (),
     )
     return change, delta.added_bytes + delta.removed_bytes + binary_bytes
 

@@ -16,7 +16,7 @@ from app.guards.paths import (
     unsafe_reason,
 )
 from app.guards.result import Violation
-from app.guards.secrets_scan import scan_lines, scan_path
+from app.guards.secrets_scan import Finding, scan_lines, scan_path, scan_strings, token_kind
 from app.guards.tamper.rule import find_tampering
 from app.repo_config import GuardsConfig
 
@@ -165,15 +165,23 @@ def submodule(changes: ChangeSet, policy: Policy) -> list[Violation]:
 def secret(changes: ChangeSet, policy: Policy) -> list[Violation]:
     found: list[Violation] = []
     for change in changes.files:
-        if change.new_path is None or change.is_symlink:
+        if change.new_path is None:
             continue
         named = scan_path(change.new_path) if change.status != "modified" else None
-        findings = ([named] if named else []) + scan_lines(change.new_path, change.added)
+        findings = [named] if named else []
+        if change.is_symlink:
+            # A link's content is its target: a token written there is written all the same.
+            kind = token_kind(change.link_target or "")
+            findings += [Finding(None, f"{kind} as a symlink target")] if kind else []
+        else:
+            findings += scan_lines(change.new_path, change.added) + scan_strings(change.strings)
         for finding in findings:
+            # A name that holds the token would repeat it: such a finding names no path.
+            path = None if finding.kind.endswith("in the file name") else change.new_path
             found.append(
                 Violation(
                     "secret",
-                    change.new_path,
+                    path,
                     finding.line,
                     f"possible {finding.kind} added (value not shown); if it is real, revoke it",
                 )
