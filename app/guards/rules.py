@@ -18,6 +18,7 @@ from app.guards.paths import (
 from app.guards.result import Violation
 from app.guards.secrets_scan import Finding, scan_lines, scan_path, scan_strings, token_kind
 from app.guards.tamper.rule import find_tampering
+from app.guards.test_surface import SurfacePatterns, infrastructure_changes
 from app.repo_config import GuardsConfig
 
 # The shrink rule judges files of at least this many lines (DESIGN §3).
@@ -31,6 +32,10 @@ class Policy:
     guards: GuardsConfig
     protected: ProtectedPaths
     max_deleted_lines: int | None
+    # The test infrastructure's patterns (None: `guards.test_infrastructure` is off) and the
+    # command that runs the suite, whose scripts and make targets belong to it.
+    surface: SurfacePatterns | None = None
+    test_command: str = ""
 
 
 Rule = Callable[[ChangeSet, Policy], list[Violation]]
@@ -218,7 +223,13 @@ def binary(changes: ChangeSet, policy: Policy) -> list[Violation]:
 
 
 def test_tamper(changes: ChangeSet, policy: Policy) -> list[Violation]:
-    return [Violation("test-tamper", t.path, t.line, t.message) for t in find_tampering(changes)]
+    found = [Violation("test-tamper", t.path, t.line, t.message) for t in find_tampering(changes)]
+    if policy.surface is not None:
+        found += [
+            Violation("test-tamper", c.path, c.line, c.message)
+            for c in infrastructure_changes(changes, policy.surface, policy.test_command)
+        ]
+    return found
 
 
 RULES: dict[str, Rule] = {
