@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.guards.changes import ChangeSet, FileChange
+from app.guards.local_actions import LocalAction, action_of, local_actions
 from app.guards.paths import (
     ProtectedPaths,
     canonical_path,
@@ -94,23 +95,29 @@ _VERBS = {
 
 def protected_path(changes: ChangeSet, policy: Policy) -> list[Violation]:
     found: list[Violation] = []
+    actions: dict[str, LocalAction] | None = None
     for change in changes.files:
         for path in change.paths:
-            match = policy.protected.match(path)
-            if match is None:
-                continue
             from_verb, to_verb = _VERBS[change.status]
             verb = from_verb if path == change.old_path else to_verb
             if change.status == "modified" and change.mode_changed and not change.added:
                 verb = f"changes the mode ({change.old_mode} -> {change.new_mode}) of"
-            found.append(
-                Violation(
-                    "protected-path",
-                    path,
-                    None,
-                    f"{verb} a protected path (pattern {match.pattern!r})",
+            match = policy.protected.match(path)
+            if match is not None:
+                what = f"a protected path (pattern {match.pattern!r})"
+            else:
+                if actions is None:
+                    actions = local_actions(
+                        changes, lambda p: policy.protected.match(p) is not None
+                    )
+                action = action_of(path, actions)
+                if action is None:
+                    continue
+                what = (
+                    f"the local action ./{display(action.folder, 120)} that the protected "
+                    f"workflow {display(action.workflow, 120)} runs (part of that workflow)"
                 )
-            )
+            found.append(Violation("protected-path", path, None, f"{verb} {what}"))
     return found
 
 
