@@ -33,7 +33,7 @@ from app.repo_config import DEFAULT_TEST_INFRASTRUCTURE
 _MAKEFILES = frozenset({"makefile", "gnumakefile", "justfile"})
 _TEST_DIR = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)")
 
-Kind = str  # "python", "shell", "ini", "js", "package", "rspec", "ruby", "cargo"
+Kind = str  # python, python-package, shell, ini, js, package, rspec, ruby, cargo, any
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,13 @@ def _c(what: str, pattern: str, *, removed: bool = False, flags: int = 0) -> Con
     return Construct(what, re.compile(pattern, flags), removed)
 
 
-_SKIPS = _c(
-    "a skip or an xfail",
-    r"\b(skip|skipif|skipIf|skipUnless|xfail|importorskip|SkipTest|allow_module_level)\b",
+# What the rest of test-tamper already reads with more care (skips in fixtures and helpers,
+# `collect_ignore`, `pytestmark`, `__test__`, collection hooks and ini settings that narrow the
+# selection, exits, runner configs that leave tests out, test commands made to pass) is left
+# to it; these are the constructs it does not read.
+_MODULE_SKIPS = _c(
+    "a skip or an xfail of every test below",
+    r"\b(skip|skipif|xfail|importorskip|SkipTest|allow_module_level|pytestmark)\b",
 )
 _SHELL = (
     _c("errors no longer stop the script (`set -e` removed)",
@@ -61,56 +65,37 @@ _SHELL = (
     _c("a line that always succeeds", r"^\s*(true|:|exit\s+0)\s*$"),
     _c("make ignores errors (`.IGNORE`)", r"^\s*\.IGNORE\s*:"),
     _c("make ignores errors (`-i`)",
-       r"MAKEFLAGS\s*[+:?]?=.*(\s|^)(-[a-zA-Z]*i\b|--ignore-errors)|\bmake\b.*\s(-[a-zA-Z]*i\b|--ignore-errors)"),
+       r"MAKEFLAGS\s*[+:?]?=.*(\s|^)(-[a-zA-Z]*i\b|--ignore-errors)"
+       r"|\bmake\b.*\s(-[a-zA-Z]*i\b|--ignore-errors)"),
     _c("a recipe line whose failure make ignores (`-` prefix)", r"^\t-\S"),
 )  # fmt: skip
 _PYTHON = (
-    _SKIPS,
-    _c("a pytest hook that runs, selects or reports tests",
-       r"def\s+pytest_(runtestloop|runtest_\w+|cmdline_\w+|load_initial_conftests|collection\w*"
-       r"|ignore_collect|collect_file|pycollect_\w+|make_collect_report|pyfunc_call|itemcollected"
-       r"|deselected|sessionfinish|sessionstart|report_teststatus|terminal_summary|unconfigure"
-       r"|generate_tests|assertrepr_compare|exception_interact)\b"),
-    _c("options set from code", r"\bconfig\.(option|known_args_namespace|args|inicfg|_\w+)\b"
+    _c("an xfail or a marker added to tests as they run",
+       r"\bxfail\b|\.add_marker\(|\bapplymarker\("),
+    _c("a pytest hook that runs or reports tests",
+       r"def\s+pytest_(runtestloop|runtest_\w+|cmdline_\w+|load_initial_conftests"
+       r"|collect_file|pycollect_\w+|make_collect_report|pyfunc_call|itemcollected|deselected"
+       r"|sessionfinish|report_teststatus|terminal_summary|unconfigure|assertrepr_compare"
+       r"|exception_interact)\b"),
+    _c("options set from code", r"\bconfig\.(option|known_args_namespace|args|inicfg)\b"
        r"|\b(PYTEST_ADDOPTS|PYTEST_PLUGINS)\b|\.addinivalue_line\(\s*[\"'](?!markers)"),
     _c("the test runner patched", r"\.(runtest|run|_callTestMethod|runTest|call)\s*=(?!=)"
        r"|setattr\([^)]*[\"'](runtest|run|_callTestMethod|runTest)[\"']"),
-    _c("tests taken out of collection", r"\b(collect_ignore(_glob)?|pytestmark|__test__)\b"),
-    _c("the process ended early", r"\b(sys\.exit|os\._exit|atexit\.register)\b"),
     _c("accepted exit codes (`success_codes`)", r"\bsuccess_codes\b"),
     _c("a session skipped", r"\bsession\.skip\b"),
 )  # fmt: skip
+_PYTHON_PACKAGE = (_MODULE_SKIPS, *_PYTHON)
 _INI = (
-    _c("the test selection or options", r"^\s*(addopts|testpaths|python_files|python_classes"
-       r"|python_functions|norecursedirs|collect_ignore|minversion|required_plugins)\b"),
-    _c("plugins switched off", r"(^|\s)-p\s*no:"),
-    _c("failures accepted (`ignore_outcome`/`ignore_errors`)",
-       r"\b(ignore_outcome|ignore_errors)\b"),
     _c("accepted exit codes", r"\bsuccess_codes\b"),
-    _c("a command whose failure is ignored", r"^\s*-\s*(pytest|python|coverage|\{|py\.test)"),
     _c("xfail no longer strict", r"\bxfail_strict\s*=\s*(false|0|no)\b", flags=re.IGNORECASE),
-    _SHELL[2],
-)  # fmt: skip
-_JEST_SELECTION = (
-    r"testPathIgnorePatterns|testMatch|testRegex|roots|modulePathIgnorePatterns|testPathPattern"
-    r"|onlyChanged|forbidOnly|setupFiles\w*|testNamePattern"
-)
-_PACKAGE = (
-    _c("tests allowed to be missing (`passWithNoTests`)", r"passWithNoTests"),
-    _c("the test selection", rf"\b({_JEST_SELECTION})\b"),
-    _c("the test script changed", r"[\"'](pre|post)?test(:[\w:-]+)?[\"']\s*:"),
-    _SHELL[2],
 )
 _JS = (
-    _PACKAGE[0],
-    _c("the test selection", rf"\b({_JEST_SELECTION}|exclude|ignore|spec|grep|invert|include"
-       r"|files|match)\b\s*[\"']?\s*[:=]"),
+    _c("tests allowed to be missing (`passWithNoTests`)", r"passWithNoTests"),
     _c("the assertion library replaced", r"(^|[^.\w])(expect|assert|it|test|describe)\s*=(?!=)"
        r"|\bglobal(This)?\s*\.\s*(expect|assert|it|test|describe)\s*=(?!=)"
        r"|\b(expect|it|test|describe)\.\w+\s*=(?!=)"),
-    _c("the test script changed", r"[\"'](pre|post)?test(:[\w:-]+)?[\"']\s*:"),
-    _SHELL[2],
 )  # fmt: skip
+_PACKAGE = (_JS[0],)
 _RSPEC = (
     _c(
         "the example selection", r"--(exclude-pattern|pattern|tag|example|dry-run)\b|(^|\s)-(t|e)\s"
@@ -127,6 +112,7 @@ _CARGO = (
 )
 _CONSTRUCTS: dict[Kind, tuple[Construct, ...]] = {
     "python": _PYTHON,
+    "python-package": _PYTHON_PACKAGE,
     "shell": _SHELL,
     "ini": _INI,
     "js": _JS,
@@ -172,7 +158,7 @@ def surface_kind(
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
     named, make = test_command_paths(test_command)
     if lower == "__init__.py" and (folder in (test_dirs or set()) or _TEST_DIR.search(folder)):
-        return "python"
+        return "python-package"
     if path in named:
         return "python" if lower.endswith(".py") else "shell"
     if make and (lower in _MAKEFILES or lower.endswith(".mk")):

@@ -27,11 +27,9 @@ def infra(repo: GitRepo, edits: dict[str, str], setting: str = "") -> list[tuple
     for path, text in edits.items():
         repo.write(path, text)
     result = repo.check(base, repo.commit("change"), config(setting))
-    return [
-        (v.path or "", v.message)
-        for v in result.violations
-        if v.rule == "test-tamper" and "test infrastructure" in v.message
-    ]
+    # Every test-tamper finding: some of these the rest of the rule reads (a skip in a fixture,
+    # a narrowing ini setting); the infrastructure check covers what it does not.
+    return [(v.path or "", v.message) for v in result.violations if v.rule == "test-tamper"]
 
 
 CONFTEST = BASE_FILES["tests/conftest.py"]
@@ -91,6 +89,8 @@ ATTACKS = {
     },
     "cargo alias": {".cargo/config.toml": '[alias]\ntest = "test --no-run"\n'},
     "pytest.ini addopts": {"pytest.ini": "[pytest]\naddopts = -p no:python\n"},
+    "xfail not strict": {"pytest.ini": "[pytest]\nxfail_strict = false\n"},
+    "sitecustomize": {"sitecustomize.py": "import os\nos.environ['PYTEST_ADDOPTS'] = '-k none'\n"},
 }
 
 
@@ -99,7 +99,8 @@ def test_tests_switched_off_through_the_infrastructure_are_reported(repo: GitRep
     setting = 'test_command: "make test && ./scripts/test.sh"\n'
     found = infra(repo, ATTACKS[case], setting)
     assert found, case
-    assert all("/ourobot override" in message for _, message in found)
+    infrastructure = [m for _, m in found if "test infrastructure" in m]
+    assert all("/ourobot override" in message for message in infrastructure)
 
 
 NEAR_MISSES = {
@@ -144,9 +145,9 @@ def test_the_recipe_of_a_makefile_counts_only_when_the_test_command_runs_make(re
 @pytest.mark.parametrize(
     ("edits", "setting", "reported"),
     [
-        ({"ci/harness.cfg": "[pytest]\naddopts = -p no:python\n"}, "", False),
+        ({"ci/harness.cfg": "[nox]\nsuccess_codes = 0,1\n"}, "", False),
         (
-            {"ci/harness.cfg": "[pytest]\naddopts = -p no:python\n"},
+            {"ci/harness.cfg": "[nox]\nsuccess_codes = 0,1\n"},
             "guards:\n  extra_test_infrastructure_paths: ['*.cfg']\n",
             True,
         ),
