@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.guards.changes import Line
+from app.guards.tamper.lang.lexing import Syntax
 from app.guards.tamper.lang.reader import CHECKS, Language, Marker, Run, either
 from app.guards.tamper.lang.text import decorator_start, indent, next_in_run
 
@@ -124,6 +125,7 @@ PYTHON = _Python(
     skipping_decorator=re.compile(
         r"^@pytest\.mark\.skip\b(?!if)|^@(unittest\.)?skip\b(?!If|Unless)"
     ),
+    syntax=Syntax(comment=("#",), spanning=('"""', "'''"), quotes=('"', "'")),
 )
 
 
