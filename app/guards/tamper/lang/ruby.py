@@ -24,7 +24,7 @@ _SKIPPED = re.compile(
 # `pending: true` (not `skip: false`).
 _SKIP_METADATA = re.compile(
     rf"^\s*(?:RSpec\.)?(?:{_EXAMPLES}|{_GROUPS})\b.*,\s*(?::(?:skip|pending)\b"
-    r"|(?:skip|pending):\s*(?!false\b|nil\b)|:(?:skip|pending)\s*=>\s*(?!false\b|nil\b))"
+    r"|(?:skip|pending):(?!\s*(?:false|nil)\b)|:(?:skip|pending)\s*=>(?!\s*(?:false|nil)\b))"
 )
 
 RUBY = Language(
@@ -48,7 +48,7 @@ RUBY = Language(
     focus=re.compile(r"(?<![\w.$])f(?:it|describe)\s*\("),
     suite_skip=re.compile(
         rf"^\s*(?:RSpec\.)?x{_GROUPS}(?:\s*\(|\s+(?=['\"A-Z:]))|(?<![\w.$])x{_GROUPS}\s*\("
-        rf"|^\s*(?:RSpec\.)?{_GROUPS}\b.*,\s*(?::skip\b|skip:\s*(?!false\b|nil\b))"
+        rf"|^\s*(?:RSpec\.)?{_GROUPS}\b.*,\s*(?::skip\b|skip:(?!\s*(?:false|nil)\b))"
     ),
     skipped=_SKIPPED,
     syntax=Syntax(comment=("#",), spanning=('"', "'"), ruby=True),

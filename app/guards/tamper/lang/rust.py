@@ -150,7 +150,7 @@ RUST = _Rust(
     attributed=_FN,
     attribute=_ATTRIBUTE,
     # Other attributes, doc and line comments, and an attribute's continued arguments.
-    between=re.compile(r"^(?:#\[|//|/\*|\*|\)|\]|[\w\s]+\s*=)"),
+    between=re.compile(r"^(?:#\[|//|/\*|\*|\)|\])"),
     elsewhere=_elsewhere,
     syntax=_SYNTAX,
 )
