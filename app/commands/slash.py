@@ -105,8 +105,8 @@ def parse_commands(body: str | None) -> list[SlashCommand]:
     A bare `/ourobot` or an unknown verb yields a command with that verb (or "help") so the
     caller can answer it rather than ignore the person.
     """
-    if not body:
-        return []
+    if not body or PREFIX not in body.lower():
+        return []  # most comments: no parse at all
     tokens = _reader().parse(body.replace("\r\n", "\n").replace("\r", "\n"))
     commands: list[SlashCommand] = []
     raw = 0  # raw HTML text elements open here
