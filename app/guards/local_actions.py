@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from app.guards.changes import ChangeSet
 from app.guards.paths import canonical_path
-from app.guards.trees import Side, trees_of
+from app.guards.trees import Side, TreeView, trees_of
 
 _USES = re.compile(r"""^\s*(?:-\s*)?uses\s*:\s*["']?\./([^"'\s@#]*)""")
 _ACTION_FILES = ("action.yml", "action.yaml")
@@ -33,10 +33,14 @@ class LocalAction:
 
 
 def local_actions(
-    changes: ChangeSet, is_protected: Callable[[str], bool]
+    changes: ChangeSet, is_protected: Callable[[str], bool], paths: Iterable[str]
 ) -> dict[str, LocalAction]:
-    """The folders of local actions that protected workflows use, on either side."""
+    """The folders of local actions that protected workflows use, on either side, as far as
+    they can hold one of `paths` (the changed paths no pattern protects)."""
     found: dict[str, LocalAction] = {}
+    trees = trees_of(changes)
+    if trees is not None and not _action_folders_around(trees, paths):
+        return found  # no changed path is inside a folder that holds an action
     for side, lines in _uses_lines(changes):
         by_file: dict[str, list[str]] = {}
         for path, text in lines:
@@ -65,6 +69,21 @@ def _follow(
         pending = reached
 
 
+def _action_folders_around(trees: TreeView, paths: Iterable[str]) -> bool:
+    """Whether any folder above one of `paths` holds an action file on either side (the root
+    counts only for the action file itself)."""
+    candidates: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        for end in range(1, len(parts)):
+            folder = "/".join(parts[:end])
+            candidates.update(_join(folder, name) for name in _ACTION_FILES)
+        if path in _ACTION_FILES:
+            candidates.add(path)
+    sides: tuple[Side, Side] = ("base", "head")
+    return bool(candidates) and any(trees.present(side, candidates) for side in sides)
+
+
 def _is_workflow_file(path: str) -> bool:
     return path.endswith((".yml", ".yaml"))
 
@@ -87,7 +106,7 @@ def _uses_lines(changes: ChangeSet) -> list[tuple[Side, list[tuple[str, str]]]]:
     if trees is not None:
         sides: tuple[Side, Side] = ("base", "head")
         return [
-            (side, [(hit.path, hit.text) for hit in trees.mentions(side, ["uses"])])
+            (side, [(hit.path, hit.text) for hit in trees.yaml_lines(side, "uses")])
             for side in sides
         ]
     shown = [

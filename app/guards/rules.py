@@ -96,6 +96,8 @@ _VERBS = {
 def protected_path(changes: ChangeSet, policy: Policy) -> list[Violation]:
     found: list[Violation] = []
     actions: dict[str, LocalAction] | None = None
+    free = [path for change in changes.files for path in change.paths
+            if policy.protected.match(path) is None]  # fmt: skip
     for change in changes.files:
         for path in change.paths:
             from_verb, to_verb = _VERBS[change.status]
@@ -108,7 +110,7 @@ def protected_path(changes: ChangeSet, policy: Policy) -> list[Violation]:
             else:
                 if actions is None:
                     actions = local_actions(
-                        changes, lambda p: policy.protected.match(p) is not None
+                        changes, lambda p: policy.protected.match(p) is not None, free
                     )
                 action = action_of(path, actions)
                 if action is None:
