@@ -361,9 +361,11 @@ def _is_jwt(value: str) -> bool:
     if not _JWT.fullmatch(value):
         return False
     head = value.split(".", 1)[0]
+    if len(head) > 2000:
+        return False  # no JOSE header is this long; and json would recurse on a crafted one
     try:
         header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, RecursionError):
         return False
     return isinstance(header, dict) and "alg" in header
 
