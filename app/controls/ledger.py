@@ -26,6 +26,7 @@ from sqlalchemy import func, insert, select
 
 from app.controls.pricing import Price
 from app.store import Store
+from app.store.ids import checked_id
 from app.store.schema import ARTIFACTS, CALL_OUTCOMES, EXECUTIONS, OBJECTIVES, REVIEWS
 from app.store.schema import ledger as ledger_table
 from app.store.schema import model_calls as model_calls_table
@@ -68,6 +69,10 @@ class Subject:
     number: int | None = None  # issue or pull request
     ticket: str | None = None  # "owner/repo#N": what spend is counted against
     head_sha: str | None = None
+
+    def __post_init__(self) -> None:
+        checked_id("installation id", self.installation_id)
+        checked_id("issue or pull request number", self.number, "int")
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,9 @@ class FileChange:
     # The new side's unchanged lines a diff shows around the change (diff mode only: with the
     # repository, the whole file is read instead).
     context: tuple[Line, ...] = ()
+    # A binary new side's printable runs that its old side did not hold (repository mode; a
+    # diff shows no binary content): where the secret rule looks for credentials in it.
+    strings: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:

@@ -15,9 +15,10 @@ from unidiff.patch import PatchedFile, PatchSet
 
 from app.errors import UserError
 from app.guards.changes import GITLINK_MODE, SYMLINK_MODE, ChangeSet, FileChange, Line, Status
+from app.guards.paths import display
 
 _DEV_NULL = "/dev/null"
-_PREFIX = re.compile(r"[abciow12]/")
+_QUOTED_PAIR = re.compile(r'("(?:[^"\\]|\\.)*") ("(?:[^"\\]|\\.)*")')
 _EXTENDED = re.compile(r"^(rename from|rename to|copy from|copy to) (.*)$")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 # git's default context; used when a diff does not show its own width (see _old_length).
@@ -84,19 +85,82 @@ def _header(patched: PatchedFile) -> _Header:
     return header
 
 
-def _strip_prefix(name: str, other: str) -> str:
-    """Remove git's `a/` / `b/` prefix when the diff uses prefixes on both sides."""
-    other_has = other == _DEV_NULL or bool(_PREFIX.match(other))
-    if _PREFIX.match(name) and other_has:
-        return name[2:]
+def _strip_component(name: str, *, git: bool) -> str:
+    """`name` as `git apply` (default `-p1`) writes it: the first component removed, whatever
+    its letters (`s/.github/x.yml` lands on `.github/x.yml`). A git diff's name without one is
+    refused by git apply, so it is refused here; a traditional diff's is kept as git keeps it."""
+    if "/" in name:
+        return name.split("/", 1)[1]
+    if git:
+        raise UserError(
+            f"ambiguous diff: {display(name)!r} has no leading component for -p1 to remove"
+        )
     return name
 
 
+def _git_header_pair(line: str) -> tuple[str, str] | None:
+    """The two names of a `diff --git A B` line, or None when spaces leave them ambiguous.
+    Unquoted, the line can be split only where both halves name the same path once their first
+    component is removed (git's own reading); a rename's differing names come from its
+    `rename from`/`rename to` lines instead."""
+    rest = line.rstrip("\n")[len("diff --git ") :]
+    quoted = _QUOTED_PAIR.fullmatch(rest)
+    if quoted is not None:
+        return unquote_git_path(quoted.group(1)), unquote_git_path(quoted.group(2))
+    splits = [
+        (rest[:index], rest[index + 1 :])
+        for index, char in enumerate(rest)
+        if char == " " and _after_first(rest[:index]) == _after_first(rest[index + 1 :])
+    ]
+    if len(splits) == 1:
+        return splits[0]
+    if not splits and rest.count(" ") == 1:
+        first, second = rest.split(" ")
+        return first, second
+    return None
+
+
+def _after_first(name: str) -> str | None:
+    return name.split("/", 1)[1] if "/" in name else None
+
+
 def _paths(patched: PatchedFile, header: _Header) -> tuple[str | None, str | None]:
+    info = list(patched.patch_info or ())
+    git = bool(info) and info[0].startswith("diff --git ")
     source = unquote_git_path(patched.source_file or "")
     target = unquote_git_path(patched.target_file or "")
-    old: str | None = None if source == _DEV_NULL else _strip_prefix(source, target)
-    new: str | None = None if target == _DEV_NULL else _strip_prefix(target, source)
+    if git:
+        return _git_paths(patched, info[0], source, target, header)
+    old = None if source == _DEV_NULL else _strip_component(source, git=False)
+    new = None if target == _DEV_NULL else _strip_component(target, git=False)
+    if old is not None and new is not None:
+        # git apply writes one file for a traditional diff: the new name, or the old one when
+        # the new only adds to it (`x.c` over `x.c.orig`'s reverse, `file~`).
+        old = new = old if len(old) < len(new) and new.startswith(old) else new
+    return old, new
+
+
+def _git_paths(
+    patched: PatchedFile, line: str, source: str, target: str, header: _Header
+) -> tuple[str | None, str | None]:
+    pair = _git_header_pair(line)
+    renamed = header.rename_from or header.copy_from
+    if pair is None and renamed is None:
+        raise UserError(f"ambiguous diff: cannot tell the two paths of {display(line.strip())!r}")
+    old: str | None = None
+    new: str | None = None
+    if pair is not None:
+        old, new = (_strip_component(name, git=True) for name in pair)
+        # unidiff reads the names of the `diff --git` line greedily and, when hunks follow,
+        # checked its `+++` line against them; git apply insists both agree with its reading.
+        shown_sides = ((old, source), (new, target)) if len(patched) else ()
+        for side, shown in shown_sides:
+            if shown != _DEV_NULL and _strip_component(shown, git=True) != side:
+                raise UserError(f"inconsistent diff: {display(line.strip())!r} names other paths")
+    if source == _DEV_NULL:
+        old = None
+    if target == _DEV_NULL:
+        new = None
     old = header.rename_from or header.copy_from or old
     new = header.rename_to or header.copy_to or new
     return old, new

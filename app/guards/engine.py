@@ -31,6 +31,7 @@ from app.guards.repo import (
 )
 from app.guards.result import RULE_IDS, GuardResult, Violation
 from app.guards.rules import RULES, Policy, rules_off
+from app.guards.test_surface import SurfacePatterns
 from app.repo_config import RepoConfig
 
 # Beyond this many violations of one rule, the rest are summarised in one more line.
@@ -53,6 +54,10 @@ def evaluate(
         max_deleted_lines=guards.max_deletions_per_iteration
         if iteration
         else guards.max_deleted_lines,
+        surface=SurfacePatterns(guards.effective_test_infrastructure())
+        if guards.test_infrastructure
+        else None,
+        test_command=config.test_command,
     )
     off = rules_off(policy)
     if iteration and config.mode == "pro":

@@ -18,6 +18,7 @@ one); that count never exceeds the classic one, and no edit can hide from it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -34,6 +35,17 @@ _DIFFLIB_LIMIT = 16_000_000
 
 def is_binary(data: bytes) -> bool:
     return b"\0" in data[:_BINARY_PROBE]
+
+
+# Printable ASCII runs, as `strings` finds them: where a credential sits in a binary file.
+_PRINTABLE_RUN = re.compile(rb"[\x20-\x7e]{8,}")
+
+
+def printable_runs(new: bytes, old: bytes | None = None) -> tuple[str, ...]:
+    """The printable runs of `new` that `old` does not hold, in order, each once."""
+    before = set(_PRINTABLE_RUN.findall(old)) if old else set()
+    runs = (run for run in _PRINTABLE_RUN.findall(new) if run not in before)
+    return tuple(dict.fromkeys(run.decode("ascii") for run in runs))
 
 
 def split_lines(data: bytes) -> list[bytes]:

@@ -225,6 +225,10 @@ def resolve_link(link_path: str, target: str, links: Mapping[str, str]) -> LinkR
     stack = link_path.split("/")[:-1]
     pending = target.split("/")
     hops = 0
+    # A case-insensitive checkout (Windows, macOS) reaches `Docs` through `docs`: links are
+    # looked up by the canonical form of the path walked, as such a filesystem would.
+    folded = {canonical_path(path): (path, value) for path, value in links.items()}
+    own = canonical_path(link_path)
     while pending:
         part = pending.pop(0)
         if part in ("", "."):
@@ -237,12 +241,12 @@ def resolve_link(link_path: str, target: str, links: Mapping[str, str]) -> LinkR
             stack.pop()
             continue
         stack.append(part)
-        here = "/".join(stack)
-        if here in links and here != link_path:
+        here = canonical_path("/".join(stack))
+        if here in folded and here != own:
             hops += 1
             if hops > _MAX_HOPS:
                 return LinkResolution(None, "the link target is a chain of too many links")
-            next_target = links[here]
+            next_target = folded[here][1]
             if next_target.startswith("/") or "\\" in next_target or _DRIVE.match(next_target):
                 return LinkResolution(None, "the link target leads through an absolute link")
             stack.pop()

@@ -26,7 +26,7 @@ from app.guards.changes import (
     Source,
     Status,
 )
-from app.guards.lines import is_binary, line_delta
+from app.guards.lines import is_binary, line_delta, printable_runs
 from app.guards.trees import CODE_SUFFIXES, Hit, Side, TreeChangeSet
 from app.repo_config import DEFAULT_SOURCE, MAX_CONFIG_BYTES, RepoConfig, load_repo_config
 from app.workspace.git import OBJECT_ID as _OBJECT_ID
@@ -329,6 +329,7 @@ def _with_content(entry: RawEntry, blobs: Mapping[str, bytes]) -> tuple[FileChan
         new_line_count=_line_count(new_text, entry.new_mode, delta.new_count),
         link_target=target,
         binary_bytes=binary_bytes,
+        strings=printable_runs(new_text, old_text) if binary and new_text is not None else (),
     )
     return change, delta.added_bytes + delta.removed_bytes + binary_bytes
 
@@ -339,7 +340,7 @@ def _line_count(text: bytes | None, mode: str, counted: int | None) -> int | Non
     return counted if text is not None else None
 
 
-Files = Literal["code", "other"]
+Files = Literal["code", "other", "yaml"]
 # `search` looks in code the rules can read; `mentions` everywhere else, so that a name can be
 # known to be absent from the whole tree, not only from its code in a few languages.
 _PATHSPECS: dict[Files, tuple[str, ...]] = {
@@ -426,6 +427,24 @@ class GitTrees:
         with isolated_git(self.repo) as git:
             out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree, "--", path)
         return [_path(raw) for raw in out.split(b"\0") if raw]
+
+    def present(self, side: Side, paths: Collection[str]) -> set[str]:
+        """Compared without case, as a case-insensitive checkout finds a file."""
+        wanted = {path for path in paths if path}
+        if not wanted:
+            return set()
+        if (side, "") not in self._listings:
+            with isolated_git(self.repo) as git:
+                out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", self._tree(side))
+            self._listings[side, ""] = [_path(raw) for raw in out.split(b"\0") if raw]
+        folded = {path.casefold() for path in self._listings[side, ""]}
+        return {path for path in wanted if path.casefold() in folded}
+
+    def yaml_lines(self, side: Side, word: str) -> list[Hit]:
+        key: tuple[Files, Side, tuple[str, ...]] = ("yaml", side, (word,))
+        if key not in self._hits:
+            self._hits[key] = self._search(self._tree(side), [word], ("*.yml", "*.yaml"))
+        return list(self._hits[key])
 
     def origins(self, path: str, numbers: Collection[int]) -> dict[int, str] | None:
         if not path or not numbers:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.guards.changes import ChangeSet, FileChange
+from app.guards.local_actions import LocalAction, action_of, local_actions
 from app.guards.paths import (
     ProtectedPaths,
     canonical_path,
@@ -16,8 +17,9 @@ from app.guards.paths import (
     unsafe_reason,
 )
 from app.guards.result import Violation
-from app.guards.secrets_scan import scan_lines, scan_path
+from app.guards.secrets_scan import Finding, scan_lines, scan_path, scan_strings, token_kind
 from app.guards.tamper.rule import find_tampering
+from app.guards.test_surface import SurfacePatterns, infrastructure_changes
 from app.repo_config import GuardsConfig
 
 # The shrink rule judges files of at least this many lines (DESIGN §3).
@@ -31,6 +33,10 @@ class Policy:
     guards: GuardsConfig
     protected: ProtectedPaths
     max_deleted_lines: int | None
+    # The test infrastructure's patterns (None: `guards.test_infrastructure` is off) and the
+    # command that runs the suite, whose scripts and make targets belong to it.
+    surface: SurfacePatterns | None = None
+    test_command: str = ""
 
 
 Rule = Callable[[ChangeSet, Policy], list[Violation]]
@@ -89,23 +95,31 @@ _VERBS = {
 
 def protected_path(changes: ChangeSet, policy: Policy) -> list[Violation]:
     found: list[Violation] = []
+    actions: dict[str, LocalAction] | None = None
+    free = [path for change in changes.files for path in change.paths
+            if policy.protected.match(path) is None]  # fmt: skip
     for change in changes.files:
         for path in change.paths:
-            match = policy.protected.match(path)
-            if match is None:
-                continue
             from_verb, to_verb = _VERBS[change.status]
             verb = from_verb if path == change.old_path else to_verb
             if change.status == "modified" and change.mode_changed and not change.added:
                 verb = f"changes the mode ({change.old_mode} -> {change.new_mode}) of"
-            found.append(
-                Violation(
-                    "protected-path",
-                    path,
-                    None,
-                    f"{verb} a protected path (pattern {match.pattern!r})",
+            match = policy.protected.match(path)
+            if match is not None:
+                what = f"a protected path (pattern {match.pattern!r})"
+            else:
+                if actions is None:
+                    actions = local_actions(
+                        changes, lambda p: policy.protected.match(p) is not None, free
+                    )
+                action = action_of(path, actions)
+                if action is None:
+                    continue
+                what = (
+                    f"the local action ./{display(action.folder, 120)} that the protected "
+                    f"workflow {display(action.workflow, 120)} runs (part of that workflow)"
                 )
-            )
+            found.append(Violation("protected-path", path, None, f"{verb} {what}"))
     return found
 
 
@@ -165,15 +179,23 @@ def submodule(changes: ChangeSet, policy: Policy) -> list[Violation]:
 def secret(changes: ChangeSet, policy: Policy) -> list[Violation]:
     found: list[Violation] = []
     for change in changes.files:
-        if change.new_path is None or change.is_symlink:
+        if change.new_path is None:
             continue
         named = scan_path(change.new_path) if change.status != "modified" else None
-        findings = ([named] if named else []) + scan_lines(change.new_path, change.added)
+        findings = [named] if named else []
+        if change.is_symlink:
+            # A link's content is its target: a token written there is written all the same.
+            kind = token_kind(change.link_target or "")
+            findings += [Finding(None, f"{kind} as a symlink target")] if kind else []
+        else:
+            findings += scan_lines(change.new_path, change.added) + scan_strings(change.strings)
         for finding in findings:
+            # A name that holds the token would repeat it: such a finding names no path.
+            path = None if finding.kind.endswith("in the file name") else change.new_path
             found.append(
                 Violation(
                     "secret",
-                    change.new_path,
+                    path,
                     finding.line,
                     f"possible {finding.kind} added (value not shown); if it is real, revoke it",
                 )
@@ -210,7 +232,13 @@ def binary(changes: ChangeSet, policy: Policy) -> list[Violation]:
 
 
 def test_tamper(changes: ChangeSet, policy: Policy) -> list[Violation]:
-    return [Violation("test-tamper", t.path, t.line, t.message) for t in find_tampering(changes)]
+    found = [Violation("test-tamper", t.path, t.line, t.message) for t in find_tampering(changes)]
+    if policy.surface is not None:
+        found += [
+            Violation("test-tamper", c.path, c.line, c.message)
+            for c in infrastructure_changes(changes, policy.surface, policy.test_command)
+        ]
+    return found
 
 
 RULES: dict[str, Rule] = {

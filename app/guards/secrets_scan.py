@@ -7,15 +7,27 @@ like a secret *and* the value looks random (long, mixed characters, high Shannon
 it is not something that merely looks random: hashes and digests (by key name), UUIDs, lockfile
 integrity fields, placeholders, template or environment references.
 
+Provider formats come from two places. Where detect-secrets (Yelp's scanner, Apache-2.0, on
+PyPI) keeps a format as a plain regex, its plugin's `denylist` is used as data (PyPI, SendGrid,
+Azure storage account keys, and its list of private-key armour headers: GnuPG, PuTTY, SSH2): a
+maintained list, fixed upstream when a provider changes its format. Formats it does not keep,
+or keeps more loosely than ours (GitHub, Slack's app-level tokens, Shopify, ...), are written
+here. gitleaks' rules cover more providers but ship as TOML inside a Go program, not as a
+package this project can depend on.
+
 A finding carries the kind of credential, never the value.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
+import json
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.guards.changes import Line
@@ -47,14 +59,29 @@ _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("Google API key", r"(?<![A-Za-z0-9_])(?P<s>AIza[0-9A-Za-z_\-]{35})(?![A-Za-z0-9_\-])"),
         ("Stripe secret key", r"(?<![A-Za-z0-9])(?P<s>(?:sk|rk)_live_[0-9A-Za-z]{20,})"),
         ("Hugging Face token", r"(?<![A-Za-z0-9_])(?P<s>hf_[A-Za-z]{34,})(?![A-Za-z0-9])"),
+        (
+            "Slack app-level token",
+            r"(?<![A-Za-z0-9])(?P<s>xapp-\d-[A-Z0-9]{8,}-\d{8,}-[a-f0-9]{32,})",
+        ),
+        (
+            "Shopify token",
+            r"(?<![A-Za-z0-9])(?P<s>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?![A-Za-z0-9])",
+        ),
     )
 )
-# Cheap first pass: a line without any of these cannot match a token pattern above.
+# Cheap first pass: a line without any of these cannot match a token pattern.
 _TOKEN_HINT = re.compile(
     r"AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|npm_|sk-"
-    r"|AIza|_live_|hf_"
+    r"|AIza|_live_|hf_|xapp-|shp(?:at|ca|pa|ss)_|pypi-|SG\.|AccountKey="
 )
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+# base64 of "-----BEGIN": a PEM block encoded once more, as a Kubernetes secret's data holds it.
+_BASE64_PEM = re.compile(r"LS0tLS1CRUdJT[A-Za-z0-9+/]{40,}={0,2}")
+_PUTTY_KEY = re.compile(r"^PuTTY-User-Key-File-\d+:")
+_ARMOUR_HEADER = re.compile(r"^[\s\"'`]*[A-Za-z][A-Za-z-]*: ")
+# How many lines after a key header its body may start (GnuPG's and PuTTY's headers first).
+_KEY_WINDOW = 12
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
 _BASE64_BODY = re.compile(r"^[\s\"'`]*[A-Za-z0-9+/]{40,}={0,2}[\s\"',`\\n]*$")
 _INLINE_KEY_BODY = re.compile(r"PRIVATE KEY(?: BLOCK)?-----(?:\\r)?\\n[A-Za-z0-9+/]{20,}")
 _URL_CREDENTIALS = re.compile(
@@ -69,7 +96,8 @@ _URL_PLACEHOLDER = re.compile(r"pass|word|secret|user|admin|root|demo|guest|123"
 
 # key = value, key: value, key := value, key => value; quoted or bare value.
 _ASSIGNMENT = re.compile(
-    r"""(?P<key>[A-Za-z_$][\w.\-$]*)["'\]]?(?:\s*:\s*[A-Za-z_][\w\[\].,| ]*?)?\s*(?::=|=>|=|:)\s*(?:
+    r"""(?P<key>[A-Za-z_$][\w.\-$]{0,100})["'\]]?
+        (?:\s*:\s*[A-Za-z_][\w\[\].,| ]*?)?\s*(?::=|=>|=|:)\s*(?:
         (?P<q>["'`])(?P<quoted>[^"'`\s]{8,}?)(?P=q)
         |(?P<bare>[A-Za-z0-9+/=_\-.~]{16,})\s*(?:[#;].*)?$
     )""",
@@ -78,12 +106,6 @@ _ASSIGNMENT = re.compile(
 _SECRET_KEY = re.compile(
     r"(secret|token|passw(?:or)?d|passwd|pwd|api_?key|apikey|access_?key|private_?key"
     r"|client_?secret|credential|auth_?key|signing_?key|encryption_?key|session_?key)",
-    re.IGNORECASE,
-)
-_NOT_SECRET_KEY = re.compile(
-    r"(hash|digest|checksum|sha\d*|md5|integrity|nonce|salt|uuid|_id$|^id$|length|count|max"
-    r"|min|type|name|file|path|url|uri|endpoint|prefix|suffix|format|pattern|regex|header"
-    r"|field|env|var|placeholder|example|sample|test|fake|dummy|mock|policy|expir|ttl|scope)",
     re.IGNORECASE,
 )
 _PLACEHOLDER = re.compile(
@@ -121,6 +143,42 @@ _LOCKFILES = frozenset(
 )
 _KEY_FILE_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk"})
 _KEY_FILE_SUFFIXES = (".p12", ".pfx", ".keystore", ".jks")
+# A key named for what it is not (a hash, a length, a name, ...), matched against the key's
+# whole name segments: `ADMIN_PASSWORD` has no "min" segment, `SERVICE_ACCOUNT_TOKEN` no
+# "count" one.
+_NOT_SECRET_SEGMENT = re.compile(
+    r"(hash|digest|checksum|sha\d*(sum)?|md5(sum)?|integrity|nonce|salt|uuid|guid|id|ids|len"
+    r"|length|count|max|min|type|name|file|filename|path|url|uri|endpoint|prefix|suffix|format"
+    r"|pattern|regex|header|field|env|environment|var|placeholder|example|sample|test|testing"
+    r"|fake|dummy|mock|policy|expir\w*|ttl|scope|label|description|hint|doc)s?"
+)
+_SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+@functools.cache
+def _ruleset() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Provider formats detect-secrets keeps as plain regexes, read from its plugins (imported
+    on first use: the package is loaded only when a line holds a hint of one)."""
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+
+    found: list[tuple[str, re.Pattern[str]]] = []
+    for kind, plugin in (
+        ("PyPI token", PypiTokenDetector),
+        ("SendGrid API key", SendGridDetector),
+        ("Azure storage account key", AzureStorageKeyDetector),
+    ):
+        found.extend((kind, pattern) for pattern in plugin.denylist)
+    return tuple(found)
+
+
+@functools.cache
+def _key_markers() -> tuple[re.Pattern[str], ...]:
+    """detect-secrets' private key armour headers (GnuPG, PuTTY, SSH2, OpenSSH, PEM)."""
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+
+    return tuple(PrivateKeyDetector.denylist)
 
 
 @dataclass(frozen=True)
@@ -144,7 +202,33 @@ def scan_path(path: str) -> Finding | None:
         return Finding(None, "private key file")
     if name.endswith(_KEY_FILE_SUFFIXES):
         return Finding(None, "key store file")
+    kind = token_kind(path)
+    return Finding(None, f"{kind} in the file name") if kind else None
+
+
+def token_kind(text: str) -> str | None:
+    """The provider token format `text` holds anywhere (a path, a link target, a line)."""
+    if not _TOKEN_HINT.search(text):
+        return None
+    for kind, pattern in _TOKEN_PATTERNS:
+        for match in pattern.finditer(text):
+            if _plausible_token(match.group("s")):
+                return kind
+    for kind, pattern in _ruleset():
+        for match in pattern.finditer(text):
+            if _plausible_token(match.group(0)):
+                return kind
     return None
+
+
+def scan_strings(strings: Sequence[str]) -> list[Finding]:
+    """Credential strings found in a binary file (its printable runs): token formats and
+    private keys, one finding for the file."""
+    for index, text in enumerate(strings):
+        kind = token_kind(text) or _key_in(text, list(strings[index + 1 : index + _KEY_WINDOW]))
+        if kind is not None:
+            return [Finding(None, f"{kind} in a binary file")]
+    return []
 
 
 def scan_lines(path: str, lines: Sequence[Line]) -> list[Finding]:
@@ -155,13 +239,22 @@ def scan_lines(path: str, lines: Sequence[Line]) -> list[Finding]:
         return []
     findings: list[Finding] = []
     for index, line in enumerate(lines):
-        following = lines[index + 1] if index + 1 < len(lines) else None
-        if following is not None and following.number != line.number + 1:
-            following = None
-        kind = _scan_line(line.text, following.text if following else None, generic)
+        kind = _scan_line(line.text, functools.partial(_following, lines, index), generic)
         if kind is not None:
             findings.append(Finding(line.number, kind))
     return findings
+
+
+def _following(lines: Sequence[Line], index: int) -> list[str]:
+    """The added lines right after `lines[index]`, as long as they follow it in the file."""
+    found: list[str] = []
+    number = lines[index].number
+    for line in lines[index + 1 : index + 1 + _KEY_WINDOW]:
+        if line.number != number + 1:
+            break
+        found.append(line.text)
+        number = line.number
+    return found
 
 
 def _worth_scanning(text: str, generic: bool) -> bool:
@@ -169,25 +262,24 @@ def _worth_scanning(text: str, generic: bool) -> bool:
     return bool(
         _TOKEN_HINT.search(text)
         or "PRIVATE KEY" in text
+        or "LS0tLS1CRUdJT" in text
+        or "PuTTY-User-Key-File-" in text
         or "://" in text
         or (generic and _SECRET_KEY.search(text))
     )
 
 
-def _scan_line(text: str, following: str | None, generic: bool) -> str | None:
-    if len(text) > 20_000:
-        text = text[:20_000]
-    if _TOKEN_HINT.search(text):
-        for kind, pattern in _TOKEN_PATTERNS:
-            for match in pattern.finditer(text):
-                if _plausible_token(match.group("s")):
-                    return kind
-    if (
-        "PRIVATE KEY" in text
-        and _PRIVATE_KEY.search(text)
-        and (_INLINE_KEY_BODY.search(text) or (following is not None and _key_body(following)))
-    ):
-        return "private key"
+def _scan_line(text: str, following: Callable[[], list[str]], generic: bool) -> str | None:
+    # No length limit: a minified file is one long line, and a token in it is still a token.
+    kind = token_kind(text)
+    if kind is not None:
+        return kind
+    if "PRIVATE KEY" in text or "PuTTY-User-Key-File-" in text:
+        kind = _key_in(text, following())
+        if kind is not None:
+            return kind
+    if "LS0tLS1CRUdJT" in text and _encoded_key(text):
+        return "base64-encoded private key"
     if "://" in text:
         for match in _URL_CREDENTIALS.finditer(text):
             if _url_password(match.group("s"), match.group("host")):
@@ -195,6 +287,40 @@ def _scan_line(text: str, following: str | None, generic: bool) -> str | None:
     if generic and _SECRET_KEY.search(text):
         return _assignment(text)
     return None
+
+
+def _key_in(text: str, following: list[str]) -> str | None:
+    """A private key whose header is on `text` and whose body follows (inline, or within the
+    next lines once its armour headers are past); a mere mention of the header is none."""
+    if _PUTTY_KEY.match(text.strip()):
+        return (
+            "private key" if any(line.startswith("Private-Lines:") for line in following) else None
+        )
+    if not (_PRIVATE_KEY.search(text) or any(m.search(text) for m in _key_markers())):
+        return None
+    if _INLINE_KEY_BODY.search(text):
+        return "private key"
+    for line in following:
+        if _key_body(line):
+            return "private key"
+        if line.strip() and not _ARMOUR_HEADER.match(line):
+            return None
+    return None
+
+
+def _encoded_key(text: str) -> bool:
+    """A base64 value that decodes to a private key with its body."""
+    for match in _BASE64_PEM.finditer(text):
+        run = match.group(0)
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4)).decode("ascii", "replace")
+        except (binascii.Error, ValueError):
+            continue
+        lines = decoded.splitlines()
+        for index, line in enumerate(lines):
+            if _key_in(line, lines[index + 1 : index + 1 + _KEY_WINDOW]):
+                return True
+    return False
 
 
 def _url_password(password: str, host: str) -> bool:
@@ -207,6 +333,11 @@ def _key_body(line: str) -> bool:
     return bool(_BASE64_BODY.match(line)) or line.startswith("Proc-Type:")
 
 
+def _exempt_key(key: str) -> bool:
+    """Whether a key is named for something other than a secret, by its whole segments."""
+    return any(_NOT_SECRET_SEGMENT.fullmatch(segment.lower()) for segment in _SEGMENT.findall(key))
+
+
 def _plausible_token(secret: str) -> bool:
     if "EXAMPLE" in secret.upper() or _PLACEHOLDER.search(secret):
         return False
@@ -217,12 +348,26 @@ def _assignment(text: str) -> str | None:
     for match in _ASSIGNMENT.finditer(text):
         key = match.group("key")
         last = re.split(r"[.\-$]", key)[-1] or key
-        if not _SECRET_KEY.search(last) or _NOT_SECRET_KEY.search(last):
+        if not _SECRET_KEY.search(last) or _exempt_key(last):
             continue
         value = match.group("quoted") or match.group("bare") or ""
         if _looks_like_secret(value):
             return f"high-entropy value assigned to {_key_kind(last)}"
     return None
+
+
+def _is_jwt(value: str) -> bool:
+    """A JSON Web Token: three base64url parts, the first a JSON header naming an algorithm."""
+    if not _JWT.fullmatch(value):
+        return False
+    head = value.split(".", 1)[0]
+    if len(head) > 2000:
+        return False  # no JOSE header is this long; and json would recurse on a crafted one
+    try:
+        header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except (binascii.Error, ValueError, RecursionError):
+        return False
+    return isinstance(header, dict) and "alg" in header
 
 
 def _made_of_words(value: str) -> bool:
@@ -245,10 +390,16 @@ def _key_kind(key: str) -> str:
 
 
 def _looks_like_secret(value: str) -> bool:
+    if _is_jwt(value):
+        return True
     if len(value) < 16 or len(value) > 1000:
         return False
-    if _UUID.match(value) or _DOTTED_NAME.match(value) or _DIGEST_PREFIX.match(value):
+    if _UUID.match(value) or _DIGEST_PREFIX.match(value):
         return False
+    if _DOTTED_NAME.match(value):
+        # `settings.api_key` names where a secret is; a value of random runs joined by dots is
+        # one (a dotted token format) all the same.
+        return any(_random_enough(part, minimum=16) for part in value.split("."))
     if value.startswith(("http:", "https:", "/", "./", "../", "~")) or "://" in value:
         return False
     if _HEX.match(value):

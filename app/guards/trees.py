@@ -86,6 +86,14 @@ class TreeView(Protocol):
         """The paths of every file under `directory` on `side` (recursively)."""
         ...
 
+    def present(self, side: Side, paths: Collection[str]) -> set[str]:
+        """Which of `paths` are files on `side` (one look, however many paths)."""
+        ...
+
+    def yaml_lines(self, side: Side, word: str) -> list[Hit]:
+        """Lines of the YAML files of `side` that hold `word` as a whole word."""
+        ...
+
     def origins(self, path: str, numbers: Collection[int]) -> dict[int, str] | None:
         """The commit that last changed each of these lines (1-based) of `path` at the base,
         as `git blame` tells; "" for a line that goes back past the start of a shallow clone

@@ -23,6 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.controls.ledger import Execution, ReviewAxis
 from app.store import Store
+from app.store.ids import checked_id
 from app.store.schema import review_results
 from reviewers.diff import FileDiff
 from reviewers.obligations import Obligation
@@ -416,7 +417,7 @@ def save_publication(
         "key": publication.run_key,
         "created_at": datetime.now(UTC),
         "repo": repo,
-        "number": number,
+        "number": checked_id("pull request number", number, "int"),
         "head_sha": publication.head_sha,
         "panel": panel,
         "conclusion": publication.conclusion,

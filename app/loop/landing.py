@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.guards import check_iteration
+from app.guards.test_surface import SurfacePatterns
 from app.loop.apply import Flag, PathPolicy, Refusal, apply_edits
 from app.loop.edits import ParsedReply
 from app.loop.suite_files import directories_with_tests, surface_reason
@@ -70,10 +71,11 @@ def surface_refusals(
             data = file.read_bytes() if file.is_file() and not file.is_symlink() else None
         return None if data is None else data.decode("utf-8", "replace")
 
+    surface = SurfacePatterns(config.guards.effective_test_infrastructure())
     refusals = []
     for path in paths:
         reason = surface_reason(
-            path, test_command=config.test_command, test_dirs=test_dirs, read=read
+            path, test_command=config.test_command, test_dirs=test_dirs, read=read, patterns=surface
         )
         if reason is not None:
             why = f"{reason}: changing how the suite runs needs the ticket label {label!r}"

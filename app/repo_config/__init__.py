@@ -16,6 +16,7 @@ from app.repo_config.loader import (
 from app.repo_config.model import (
     CONFIG_VERSION,
     DEFAULT_PROTECTED_PATHS,
+    DEFAULT_TEST_INFRASTRUCTURE,
     GOVERNANCE_PATHS,
     MODES,
     PROVIDERS,
@@ -38,6 +39,7 @@ __all__ = [
     "CONFIG_VERSION",
     "DEFAULT_PROTECTED_PATHS",
     "DEFAULT_SOURCE",
+    "DEFAULT_TEST_INFRASTRUCTURE",
     "GOVERNANCE_PATHS",
     "MAX_CONFIG_BYTES",
     "MODES",

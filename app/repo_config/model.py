@@ -38,6 +38,42 @@ Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[str, ...] = get_args(Provider)
 
 # Gitignore-style patterns (a pattern without a slash matches at any depth).
+# Files that configure or drive a test run, by ecosystem (gitignore syntax, any depth).
+DEFAULT_TEST_INFRASTRUCTURE: tuple[str, ...] = (
+    # Python: pytest, tox, nox, and code every interpreter start runs
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "noxfile.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+    # Ruby: RSpec and minitest
+    ".rspec",
+    "spec_helper.rb",
+    "rails_helper.rb",
+    "test_helper.rb",
+    "Rakefile",
+    # JavaScript: the runners' configs and setup files
+    "package.json",
+    "jest.config.*",
+    "jest.setup.*",
+    "jest-setup.*",
+    "setupTests.*",
+    "vitest.config.*",
+    "vitest.setup.*",
+    "vitest.workspace.*",
+    ".mocharc*",
+    "ava.config.*",
+    "karma.conf.*",
+    "jasmine.json",
+    "playwright.config.*",
+    # Rust: cargo's aliases and flags
+    ".cargo/config",
+    ".cargo/config.toml",
+)
 DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     ".github/workflows/**",
     ".github/actions/**",
@@ -219,7 +255,20 @@ class GuardsConfig(_Section):
     extra_protected_paths: tuple[PathPattern, ...] = ()
     secrets: Flag = True
     test_tamper: Flag = True
+    # Changes to the files that configure or drive the test run, reported as test-tamper.
+    test_infrastructure: Flag = True
+    test_infrastructure_paths: tuple[PathPattern, ...] | None = None
+    extra_test_infrastructure_paths: tuple[PathPattern, ...] = ()
     apply_to: Literal["bot", "all"] = "bot"
+
+    def effective_test_infrastructure(self) -> tuple[str, ...]:
+        """The surface's patterns in force: the defaults (or the replacement list) and extras."""
+        base = (
+            DEFAULT_TEST_INFRASTRUCTURE
+            if self.test_infrastructure_paths is None
+            else self.test_infrastructure_paths
+        )
+        return tuple(dict.fromkeys([*base, *self.extra_test_infrastructure_paths]))
 
     def effective_protected_paths(self, mode: str) -> tuple[str, ...]:
         """The patterns in force: defaults (or the replacement list), the extras, and in

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.store.ids import IdOutOfRange, checked_id
 from app.webhooks import json_body
 from app.webhooks.inbox import Delivery
 
@@ -102,7 +103,14 @@ def _installation_id(payload: Mapping[str, Any]) -> int | None:
     if not isinstance(installation, dict):
         return None
     found = installation.get("id")
+    if isinstance(found, float):
+        # orjson reads an integer past 64 bits as a float: an id no store column holds.
+        raise BadDelivery("installation id is outside the range the store keeps")
     # bool is an int subclass; `true` is not an installation.
-    if isinstance(found, int) and not isinstance(found, bool):
-        return found
-    return None
+    if not isinstance(found, int) or isinstance(found, bool):
+        return None
+    try:
+        return checked_id("installation id", found)
+    except IdOutOfRange as exc:
+        # Signed, but no installation GitHub has: a 4xx, never retried, and nothing stored.
+        raise BadDelivery(str(exc)) from None

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import ReturningInsert
 
 from app.store import Store
+from app.store.ids import checked_id
 from app.store.schema import webhook_bodies, webhook_inbox
 from app.webhooks import body_encoding, json_body
 
@@ -64,6 +65,9 @@ class Delivery:
     installation_id: int | None
     body: bytes
     payload: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        checked_id("installation id", self.installation_id)
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,56 @@ def test_permission_parse_is_total():
     assert Permission.parse("Admin") is Permission.ADMIN
     assert Permission.parse(None) is Permission.NONE
     assert Permission.parse("superuser") is Permission.NONE
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a line with an info string does not close a fence: the rest is code
+        "```\nsome code\n```python\n/ourobot merge\n",
+        "~~~\n~~~ sh\n/ourobot merge\n",
+        # a quote continues lazily onto an unmarked line
+        "> I would not run\n/ourobot merge",
+        "> > nested\nlazy\n/ourobot merge",
+        # HTML blocks render as HTML, not as a paragraph
+        "<pre>\n/ourobot merge\n</pre>",
+        "<details>\n/ourobot merge\n</details>",
+        "<div>\n\n</div>\n<pre>\n\n/ourobot merge\n\n</pre>",
+        "see <code>\n/ourobot merge\n</code>",
+        # other blocks than a paragraph of the document
+        "- /ourobot merge",
+        "1. text\n\n   /ourobot merge",
+        "# /ourobot merge",
+        "| a |\n|---|\n| /ourobot merge |",
+        "/ourobot merge\n===",
+        # markup on the line
+        "/ourobot merge <!-- x -->",
+        "[/ourobot merge](https://example.com)",
+        "*/ourobot merge*",
+    ],
+)
+def test_commands_github_does_not_render_as_a_paragraph_do_not_count(body):
+    assert parse_commands(body) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        # a fence closed by a plain fence line: the command after it is a paragraph
+        ("```python\n/ourobot merge\n```\n/ourobot status", [("status", 4)]),
+        # a quote ends at a blank line
+        ("> quoted\n\n/ourobot review", [("review", 3)]),
+        # a line of a paragraph, after text on the line above
+        ("LGTM, thanks\n/ourobot merge", [("merge", 2)]),
+        # an HTML comment block ends, the paragraph after it counts
+        ("<!-- note -->\n\n/ourobot hold", [("hold", 3)]),
+        # indented up to three spaces is still a paragraph
+        ("   /ourobot plan", [("plan", 1)]),
+        # a <pre> closed before the paragraph, and an escaped slash GitHub shows as a slash
+        ("<pre>x</pre>\n\n/ourobot status", [("status", 3)]),
+        ("\\/ourobot review", [("review", 1)]),
+        ("a\r\n\r\n/ourobot fix x\r\n", [("fix", 3)]),
+    ],
+)
+def test_commands_in_paragraphs_count_with_their_line(body, found):
+    assert [(c.verb, c.line) for c in parse_commands(body)] == found

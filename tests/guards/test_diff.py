@@ -154,3 +154,64 @@ def test_the_shrink_rule_uses_the_file_length_only_when_the_diff_proves_it():
         1,
         "file shrinks from 256 to 36 lines (85%), over the 50% shrink limit",
     ) in found
+
+
+def _new_file(header: str, target: str) -> str:
+    return f"{header}new file mode 100644\n--- /dev/null\n+++ {target}\n@@ -0,0 +1 @@\n+on: push\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # git apply -p1 strips the first component whatever its letters.
+        _new_file(
+            "diff --git s/.github/workflows/ci.yml d/.github/workflows/ci.yml\n",
+            "d/.github/workflows/ci.yml",
+        ),
+        _new_file(
+            "diff --git x/.github/workflows/ci.yml y/.github/workflows/ci.yml\n",
+            "y/.github/workflows/ci.yml",
+        ),
+        # a traditional diff: the same, and an empty first component too.
+        "--- /dev/null\n+++ s/.github/workflows/ci.yml\n@@ -0,0 +1 @@\n+on: push\n",
+        "--- /dev/null\n+++ /.github/workflows/ci.yml\n@@ -0,0 +1 @@\n+on: push\n",
+    ],
+)
+def test_paths_are_read_as_git_apply_p1_writes_them(text: str):
+    result = diff_result(text)
+    assert by_rule(result, "protected-path")[0][0] == ".github/workflows/ci.yml"
+    assert "unsafe-path" not in rules(result)
+
+
+def test_a_traditional_diff_of_two_names_lands_where_git_apply_writes():
+    # git apply writes one file: the new name, or the old one when the new only extends it.
+    onto = "--- docs/notes.md\n+++ x/.github/workflows/ci.yml\n@@ -1 +1 @@\n-a\n+b\n"
+    assert [c.path for c in parse_diff(onto.encode()).files] == [".github/workflows/ci.yml"]
+    backup = "--- a/ci.yml\n+++ b/ci.yml.orig\n@@ -1 +1 @@\n-a\n+b\n"
+    change = parse_diff(backup.encode()).files[0]
+    assert (change.status, change.path) == ("modified", "ci.yml")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a git diff's name with no component to strip: git apply refuses it
+        _new_file("diff --git ci.yml ci.yml\n", "ci.yml"),
+        # the +++ line names another path than the `diff --git` line as git reads it
+        _new_file("diff --git a/notes.md b/notes.md\n", "b/notes.md").replace(
+            "diff --git a/notes.md b/notes.md", "diff --git a/x b/.github/x b/notes.md"
+        ),
+        # spaces leave the two names of the header ambiguous, and nothing else names them
+        "diff --git s/a b d/a b s/a b\nold mode 100644\nnew mode 100755\n",
+    ],
+)
+def test_an_ambiguous_git_header_is_bad_input(text: str):
+    with pytest.raises(UserError, match=r"ambiguous diff|inconsistent diff|unreadable diff"):
+        parse_diff(text.encode())
+
+
+def test_paths_with_spaces_and_quoted_names_still_read():
+    spaced = _new_file("diff --git a/my file.txt b/my file.txt\n", "b/my file.txt")
+    assert [c.path for c in parse_diff(spaced.encode()).files] == ["my file.txt"]
+    mode = "diff --git s/run me.sh d/run me.sh\nold mode 100644\nnew mode 100755\n"
+    assert [c.path for c in parse_diff(mode.encode()).files] == ["run me.sh"]

@@ -147,6 +147,7 @@ LAYERS = (
         "app.guards.tamper.narrowing",
         "app.guards.tamper.hidden",
         "app.guards.tamper.assertions",
+        "app.guards.tamper.unmade",
     ),
 )
 

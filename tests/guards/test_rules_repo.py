@@ -290,6 +290,24 @@ def test_a_chain_of_links_is_followed(repo: GitRepo):
     assert [p for p, _, _ in found] == ["docs/innocent", "hop"]
 
 
+def test_a_chain_through_a_base_link_that_differs_only_in_case_is_followed(repo: GitRepo):
+    # On a case-insensitive checkout `hop/` is the base's link `Hop`, which leads into .github.
+    repo.write(".github/workflows/ci.yml", WORKFLOW)
+    repo.symlink("Hop", ".github")
+    base = repo.commit("base")
+    repo.symlink("docs/innocent", "../hop/workflows/ci.yml")
+    found = by_rule(repo.check(base, repo.commit("chain")), "symlink")
+    assert [p for p, _, _ in found] == ["docs/innocent"]
+    assert "points into a protected path" in found[0][2]
+
+
+def test_a_link_named_like_another_only_in_case_is_not_taken_for_it(repo: GitRepo):
+    base = base_with(repo, {"docs/guide.md": "guide\n"})
+    repo.symlink("Guide", "docs/guide.md")
+    repo.symlink("docs/readme", "../guide")  # no such path, and `Guide` is a harmless link
+    assert by_rule(repo.check(base, repo.commit("links")), "symlink") == []
+
+
 def test_an_in_repo_symlink_passes(repo: GitRepo):
     base = base_with(repo, {"docs/guide.md": "guide\n"})
     repo.symlink("GUIDE.md", "docs/guide.md")

@@ -185,3 +185,173 @@ def test_secrets_are_looked_for_only_in_added_lines():
     token = "gh" + "p_" + rand(36)
     text = f"--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,1 @@\n-T = '{token}'\n keep\n"
     assert by_rule(diff_result(text), "secret") == []
+
+
+# The cases below draw from their own generator, so the values of the ones above stay put.
+_RNG2 = random.Random(20261201)
+
+
+def rand2(length: int, alphabet: str = ALNUM) -> str:
+    return "".join(_RNG2.choice(alphabet) for _ in range(length))
+
+
+HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+
+
+def _pem_body() -> list[str]:
+    return [rand2(64, B64) for _ in range(3)]
+
+
+NEW_CREDENTIALS = {
+    "PyPI token": "see " + "pypi-" + "AgEIcHlwaS5vcmc" + rand2(90, ALNUM + "-_"),
+    "SendGrid API key": "key " + "SG" + "." + rand2(22) + "." + rand2(43),
+    "Slack app-level token": "SLACK_APP=" + "xa" + "pp-1-A" + rand2(10, UPPER_DIGITS) + "-"
+    + rand2(13, string.digits) + "-" + rand2(64, HEX),
+    "Azure storage account key": "conn = 'DefaultEndpointsProtocol=https;AccountName=acct;"
+    + "Account" + "Key=" + rand2(86, B64) + "==;EndpointSuffix=core.windows.net'",
+    "Shopify token": "SHOP = '" + "sh" + "pat_" + rand2(32, HEX) + "'",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(NEW_CREDENTIALS))
+def test_the_rule_sets_provider_formats_are_found_anywhere(kind: str):
+    assert scan(NEW_CREDENTIALS[kind], path="docs/notes.md") == [kind]
+
+
+def test_a_token_deep_in_a_minified_line_is_found():
+    token = "gh" + "p_" + rand2(36)
+    line = "var a=1;" * 5000 + f'var t="{token}";' + "b()" * 1000
+    assert scan(line, path="dist/app.min.js") == ["GitHub token"]
+    assert scan("x=" + "ab" * 300_000, path="dist/app.min.js") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the exemption words as substrings of a secret-named key: "min", "count", "name"
+        'ADMIN_PASSWORD = "' + rand2(24) + '"',
+        'SERVICE_ACCOUNT_TOKEN = "' + rand2(32) + '"',
+        'RENAMED_SECRET = "' + rand2(24) + '"',
+        'LATEST_API_KEY = "' + rand2(32) + '"',
+        # dotted values: random runs joined by dots, and a JWT
+        'auth_token = "' + rand2(20) + "." + rand2(24) + "." + rand2(20) + '"',
+    ],
+)
+def test_secret_named_keys_are_exempt_only_by_whole_segments(text: str):
+    assert len(scan(text)) == 1
+
+
+def _jwt() -> str:
+    import base64
+    import json
+
+    def part(data: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return part({"alg": "HS256", "typ": "JWT"}) + "." + part({"sub": rand2(12)}) + "." + rand2(43)
+
+
+def test_a_jwt_assigned_to_a_secret_named_key_is_found():
+    assert len(scan(f'ACCESS_TOKEN = "{_jwt()}"')) == 1
+    assert len(scan(f"session_token: {_jwt()}")) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'PASSWORD_MIN_LENGTH = "' + rand2(24) + '"',
+        'TOKEN_COUNT = "' + rand2(24) + '"',
+        'apiKeyName = "' + rand2(24) + '"',
+        'tokenExpiresAt = "' + rand2(24) + '"',
+        "token = self.config.auth_token",
+        "api_key = settings.openai.api_key",
+        'stripe.api_key = "' + "sk_" + "test_" + rand2(24) + '"',
+        "token: ${{ secrets.DEPLOY_TOKEN }}",
+        f"jwt_example = {_jwt()}",  # not a secret-named key
+    ],
+)
+def test_near_misses_of_the_segment_rule_pass(text: str):
+    assert scan(text) == []
+
+
+def test_gnupg_and_putty_private_keys_are_found():
+    gpg = ["-----BEGIN PGP " + "PRIVATE KEY BLOCK-----", "Version: GnuPG v2", "", *_pem_body()]
+    assert scan(*gpg, path="keys/deploy.asc") == ["private key"]
+    putty = [
+        "PuTTY-User-Key-File-3: ssh-ed25519",
+        "Encryption: none",
+        "Comment: deploy",
+        "Public-Lines: 2",
+        *_pem_body()[:2],
+        "Private-Lines: 1",
+        rand2(64, B64),
+    ]
+    assert scan(*putty, path="keys/deploy.ppk") == ["private key"]
+    # a mention of either header is no key
+    mention = ["-----BEGIN PGP " + "PRIVATE KEY BLOCK-----", "", "is the header GnuPG writes."]
+    assert scan(*mention, path="docs/keys.md") == []
+    assert scan("PuTTY-User-Key-File-3: is the first line", path="docs/keys.md") == []
+
+
+def test_a_base64_encoded_pem_key_in_a_kubernetes_secret_is_found():
+    import base64
+
+    pem = "\n".join([KEY_HEADER, *_pem_body(), "-----END RSA PRIVATE KEY-----"]) + "\n"
+    encoded = base64.b64encode(pem.encode()).decode()
+    manifest = ["kind: Secret", "data:", f"  tls.key: {encoded}"]
+    assert scan(*manifest, path="k8s/secret.yaml") == ["base64-encoded private key"]
+    cert = (
+        "-----BEGIN CERTIFICATE-----\n" + "\n".join(_pem_body()) + "\n-----END CERTIFICATE-----\n"
+    )
+    encoded_cert = base64.b64encode(cert.encode()).decode()
+    assert scan(f"  tls.crt: {encoded_cert}", path="k8s/secret.yaml") == []
+
+
+def test_a_token_as_a_file_name_or_a_symlink_target_is_found(repo: GitRepo):
+    repo.write("README.md", "x\n")
+    base = repo.commit("base")
+    token = "gh" + "p_" + rand2(36)
+    repo.write(f"notes/{token}.txt", "nothing here\n")
+    repo.symlink("config/current", f"../notes/{token}.txt")
+    result = repo.check(base, repo.commit("leak"))
+    found = by_rule(result, "secret")
+    assert sorted(message for _, _, message in found) == [
+        "possible GitHub token as a symlink target added (value not shown); if it is real, "
+        "revoke it",
+        "possible GitHub token in the file name added (value not shown); if it is real, revoke it",
+    ]
+    assert [path for path, _, _ in found if path is not None] == ["config/current"]
+    assert token not in str(by_rule(result, "secret"))
+
+
+def test_a_binary_file_is_scanned_for_credentials_even_where_binaries_are_allowed(
+    repo: GitRepo,
+):
+    from app.repo_config import load_repo_config
+
+    repo.write("README.md", "x\n")
+    repo.write("assets/old.bin", b"\x00\x01 nothing-of-note \x00")
+    base = repo.commit("base")
+    token = "gh" + "p_" + rand2(36)
+    repo.write("assets/blob.bin", b"\x00\x89PNG\x00" + token.encode() + b"\x00\xff")
+    repo.write("assets/old.bin", b"\x00\x01 nothing-of-note \x00 changed-a-little \x00")
+    allowed = load_repo_config("version: 1\nguards:\n  allow_binary: true\n")
+    result = repo.check(base, repo.commit("binary"), allowed)
+    assert by_rule(result, "secret") == [
+        (
+            "assets/blob.bin",
+            None,
+            "possible GitHub token in a binary file added (value not shown); if it is real, "
+            "revoke it",
+        )
+    ]
+    assert "binary" not in {v.rule for v in result.violations}
+
+
+def test_a_package_named_secrets_is_no_secret(repo: GitRepo):
+    repo.write("README.md", "x\n")
+    base = repo.commit("base")
+    repo.write("src/secrets/__init__.py", '"""Reading secrets from the vault."""\n')
+    repo.write("src/secrets/vault.py", "def token(name: str) -> str:\n    return VAULT[name]\n")
+    assert by_rule(repo.check(base, repo.commit("pkg")), "secret") == []

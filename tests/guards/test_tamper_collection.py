@@ -315,11 +315,13 @@ def test_a_test_moved_into_a_class_pytest_does_not_collect_is_reported(
     assert found == (expected if reported else [])
 
 
-def test_a_module_that_does_not_parse_is_read_from_its_lines(repo: GitRepo):
-    """A Python 2 module: `test_modified_url_encoding = None` in a class body
-    under a condition is reported; a local of the same shape in a function is not."""
+def test_a_module_that_does_not_parse_is_read_past_the_lines_it_cannot(repo: GitRepo):
+    """A Python 2 module (its `print` statement read as one that may bind anything):
+    `test_modified_url_encoding = None` in a class body under a condition is reported; a
+    local of the same shape in a function is not."""
     py2 = CLASS.replace("import pytest\n", "import pytest\n\nprint 'python 2'\n")
     hidden = py2 + "\n    if not has_codec():\n        test_red = None\n"
     local = py2.replace("        assert True\n", "        test_dir = None\n        assert True\n")
-    assert tamper(repo, {PATH: py2}, _write(hidden)) == [f"{PATH}:14 test 'test_red' rebound"]
+    expected = [f"{PATH}:14 test 'TestRed::test_red' rebound"]
+    assert tamper(repo, {PATH: py2}, _write(hidden)) == expected
     assert tamper(repo, {PATH: py2}, _write(local)) == []

@@ -212,7 +212,9 @@ def test_every_documented_key_is_in_the_document():
     assert list(document["guards"]) == [
         "max_deleted_lines", "max_file_shrink_percent", "max_deletions_per_iteration",
         "max_changed_files", "max_added_lines", "max_diff_bytes", "allow_binary",
-        "protected_paths", "extra_protected_paths", "secrets", "test_tamper", "apply_to",
+        "protected_paths", "extra_protected_paths", "secrets", "test_tamper",
+        "test_infrastructure", "test_infrastructure_paths", "extra_test_infrastructure_paths",
+        "apply_to",
     ]  # fmt: skip
     assert list(document["review"]) == [
         "models", "quorum", "timeout_s", "context", "max_diff_chars", "rounds", "converge_after",

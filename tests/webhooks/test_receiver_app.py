@@ -312,8 +312,16 @@ def test_a_signature_with_uppercase_hex_is_the_same_digest(client: TestClient) -
         (b'{"action": 5}', "action is not a string"),
         (b'{"action": "open\\u0000ed"}', "action is malformed"),
         (b'{"action": "' + b"a" * 201 + b'"}', "action is malformed"),
+        # SQLite and PostgreSQL keep ids as signed 64-bit integers: 2^63 would be a 503.
+        (b'{"installation": {"id": 9223372036854775808}}', "outside the range"),
+        (b'{"installation": {"id": 123456789012345678901234567890}}', "outside the range"),
+        (b'{"installation": {"id": -1}}', "outside the range"),
+        (b'{"installation": {"id": 0}}', "outside the range"),
     ],
-    ids=["broken", "deep", "bad utf-8", "array", "null", "int action", "nul", "long action"],
+    ids=[
+        *("broken", "deep", "bad utf-8", "array", "null", "int action", "nul", "long action"),
+        *("id 2^63", "id past 64 bits", "negative id", "id 0"),
+    ],
 )
 def test_signed_but_unusable_bodies_are_400(
     client: TestClient, sqlite_inbox: Inbox, body: bytes, reason: str
@@ -322,6 +330,16 @@ def test_signed_but_unusable_bodies_are_400(
     assert response.status_code == 400
     assert reason in response.json()["reason"]
     assert _rows(sqlite_inbox) == 0
+
+
+def test_the_largest_id_the_store_keeps_is_recorded(
+    client: TestClient, sqlite_inbox: Inbox
+) -> None:
+    body = b'{"action": "opened", "installation": {"id": 9223372036854775807}}'
+    response = _post(client, body, signed_headers(body, "issues"))
+    assert response.status_code == 202
+    row = sqlite_inbox.get(response.json()["id"])
+    assert row is not None and row.installation_id == 2**63 - 1
 
 
 def test_json_the_fast_parser_refuses_is_still_accepted(

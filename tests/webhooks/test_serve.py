@@ -136,8 +136,11 @@ def test_signature_over_other_bytes_is_401(client: httpx.Client, served: ServePr
 
 @pytest.mark.parametrize(
     "body",
-    [b"{not json", b"", b"[1, 2]", b'"a string"', b"\xff\xfe{}"],
-    ids=["broken", "empty", "array", "string", "not utf-8"],
+    [
+        *(b"{not json", b"", b"[1, 2]", b'"a string"', b"\xff\xfe{}"),
+        b'{"installation": {"id": 9223372036854775808}}',
+    ],
+    ids=["broken", "empty", "array", "string", "not utf-8", "id 2^63"],
 )
 def test_malformed_bodies_are_400(client: httpx.Client, body: bytes) -> None:
     response = _post(client, body, signed_headers(body, "issues"))

@@ -250,6 +250,12 @@ class AliasedTrees:
     def listing(self, side: Side, directory: str) -> list[str]:
         return self._trees.listing(side, directory)
 
+    def present(self, side: Side, paths: Collection[str]) -> set[str]:
+        return self._trees.present(side, paths)
+
+    def yaml_lines(self, side: Side, word: str) -> list[Hit]:
+        return self._trees.yaml_lines(side, word)
+
     def origins(self, path: str, numbers: Collection[int]) -> dict[int, str] | None:
         return self._trees.origins(path, numbers)
 

@@ -8,7 +8,12 @@ import re
 from collections.abc import Sequence
 
 from app.guards.changes import FileChange, Line, restated
-from app.guards.tamper.dead_checks import always_holds, dead_blocks, swallowed_blocks
+from app.guards.tamper.dead_checks import (
+    always_holds,
+    dead_blocks,
+    swallowed_blocks,
+    uncalled_blocks,
+)
 from app.guards.tamper.definitions import (
     definition_name_at,
 )
@@ -55,6 +60,7 @@ def dead_assertions(change: FileChange, shown: Sequence[Line]) -> list[Tamper]:
     kinds = (
         (dead_blocks(shown, fresh), "a condition that never holds"),
         (swallowed_blocks(shown, fresh, reader), "a handler that swallows failures"),
+        (uncalled_blocks(shown, fresh), "a function that is never called"),
     )
     for blocks, message in kinds:
         for header, block in blocks.items():

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from app.guards.tamper.lang import reader_for
 from app.guards.tamper.lang.javascript import JAVASCRIPT
-from app.guards.tamper.lang.python import PYTHON
+from app.guards.tamper.lang.python import PYTHON, parse
 from app.guards.tamper.lang.ruby import RUBY
 from app.guards.tamper.test_files import is_test_path
 from app.guards.trees import CODE_SUFFIXES
@@ -114,12 +114,12 @@ _MAX_MODULE_CHARS = 400_000
 
 
 def python_module(text: str | None) -> ast.Module | None:
-    """A Python file's syntax tree; None for no file, one too large, or one that does not
-    parse."""
+    """A Python file's syntax tree (read past syntax newer than this Python: `python.parse`);
+    None for no file, one too large, or one that does not parse."""
     if text is None or len(text) > _MAX_MODULE_CHARS:
         return None
     try:
-        return ast.parse(text)
+        return parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

@@ -47,6 +47,24 @@ _GO_ALWAYS = re.compile(
     r"^(?:assert|require)\.(?:True\(\s*\w+\s*,\s*true|False\(\s*\w+\s*,\s*false"
     r"|Nil\(\s*\w+\s*,\s*nil|NotNil\(\s*\w+\s*,\s*(?:true|\d+|\"[^\"]*\"))\s*[,)]"
 )
+# A loop over an empty literal: Python's `for _ in []:` (or `()`, `{}`, `""`, `range(0)`),
+# JavaScript's `for (const x of []) {`, Go's `for range []int{} {`, Rust's `for _ in 0..0 {`.
+_EMPTY = r"(?:\[\s*\]|\(\s*\)|\{\s*\}|\"\"|''|range\(\s*0?\s*\)|set\(\s*\)|\w*\(\s*\)\.keys\(\))"
+_EMPTY_LOOP = re.compile(
+    rf"^\s*(?:async\s+)?for\s+[^:]+?\s+in\s+(?:{_EMPTY}|\[\s*\]|0\s*\.\.\s*0)\s*[:{{]\s*$"
+    rf"|^\s*for\s*\(\s*(?:const|let|var)\s+[^;]+?\s+(?:of|in)\s+(?:\[\s*\]|\{{\s*\}}|''|\"\")\s*\)\s*\{{"
+    r"|^\s*for\s+(?:[\w, ]+:?=\s*)?range\s+(?:\[\]\w+\{\s*\}|\"\"|0)\s*\{"
+)
+# A function nested in another, by its name.
+_INNER_FUNCTION = re.compile(
+    r"^\s+(?:async\s+)?def\s+(?P<name>\w+)\s*\(.*:\s*$"
+    r"|^\s+(?:async\s+)?function\s*\*?\s*(?P<js>[\w$]+)\s*\(.*\{\s*$"
+    r"|^\s+(?:const|let|var)\s+(?P<arrow>[\w$]+)\s*=\s*(?:async\s+)?(?:function\b.*|\([^)]*\)\s*=>\s*|[\w$]+\s*=>\s*)\{\s*$"
+    r"|^\s+(?P<go>\w+)\s*:=\s*func\s*\(.*\{\s*$"
+)
+_FUNCTION_HEADER = re.compile(
+    r"^\s*(?:async\s+)?def\s|^\s*func\b|.*\bfunction\b|.*=>\s*\{\s*$|^\s*(?:it|test|describe)\s*\("
+)
 _CATCHES_FAILURE = r"(?:AssertionError|Exception|BaseException)"
 _SUPPRESS = re.compile(
     rf"^\s*with\s+(?:contextlib\.)?suppress\s*\([^)]*\b{_CATCHES_FAILURE}\b[^)]*\)\s*:"
@@ -69,17 +87,60 @@ _JS_ALWAYS = re.compile(
 
 
 def dead_blocks(shown: Sequence[Line], added: Sequence[Line]) -> dict[int, list[Line]]:
-    """For each added line that opens a block under a never-true condition, by its number, the
-    lines of that block, read on `shown` (the new side, whole or as the diff shows it): to the
-    brace that closes it (Go, JavaScript), or to the first line indented no deeper (Python)."""
+    """For each added line that opens a block under a never-true condition, or a loop over
+    nothing, by its number, the lines of that block, read on `shown` (the new side, whole or
+    as the diff shows it): to the brace that closes it (Go, JavaScript), or to the first line
+    indented no deeper (Python)."""
     numbers = {line.number for line in added}
     blocks: dict[int, list[Line]] = {}
     for position, line in enumerate(shown):
-        match = _BLOCK_IF.match(line.text) if line.number in numbers else None
-        if match is not None and condition_false_on_linux(match["cond"]):
+        if line.number not in numbers:
+            continue
+        match = _BLOCK_IF.match(line.text)
+        dead = match is not None and condition_false_on_linux(match["cond"])
+        if dead or _EMPTY_LOOP.match(line.text):
             braces = line.text.rstrip().endswith("{")
             blocks[line.number] = _block(shown, position, braces=braces)
     return blocks
+
+
+def uncalled_blocks(shown: Sequence[Line], added: Sequence[Line]) -> dict[int, list[Line]]:
+    """For each added function nested in another (`def check():` in a test, `function
+    check() {`, `const check = () => {`, Go's `check := func() {`), by its number, its body
+    when the function around it never names it again: it never runs."""
+    numbers = {line.number for line in added}
+    blocks: dict[int, list[Line]] = {}
+    for position, line in enumerate(shown):
+        match = _INNER_FUNCTION.match(line.text) if line.number in numbers else None
+        if match is None:
+            continue
+        braces = line.text.rstrip().endswith("{")
+        block = _block(shown, position, braces=braces)
+        outer = _enclosing_function(shown, position)
+        if outer is None:
+            continue
+        inside = {other.number for other in block} | {line.number}
+        name = next(value for value in match.groupdict().values() if value)
+        named = re.compile(rf"(?<![\w$.]){re.escape(name)}\b")
+        around = _block(shown, outer, braces=shown[outer].text.rstrip().endswith("{"))
+        if not any(named.search(o.text) for o in around if o.number not in inside):
+            blocks[line.number] = block
+    return blocks
+
+
+def _enclosing_function(shown: Sequence[Line], position: int) -> int | None:
+    """The position of the function header the line at `position` is nested in (by
+    indentation, in the same run of lines)."""
+    depth = indent(shown[position].text)
+    for index in range(position - 1, -1, -1):
+        if shown[index].number != shown[index + 1].number - 1:
+            return None
+        text = shown[index].text
+        if text.strip() and indent(text) < depth:
+            if _FUNCTION_HEADER.match(text):
+                return index
+            depth = indent(text)
+    return None
 
 
 def _block(shown: Sequence[Line], position: int, *, braces: bool) -> list[Line]:
@@ -189,6 +250,10 @@ def _unittest_always(call: ast.Call) -> bool:
     first = call.args[0]
     if func.attr in ("assertTrue", "assert_", "failUnless"):
         return _true_literal(first)
+    if func.attr == "assertIsInstance" and len(call.args) >= 2:
+        return _any_type(call.args[1], first)
+    if func.attr == "assertGreaterEqual" and len(call.args) >= 2:
+        return _length(first) and _zero(call.args[1])
     if func.attr == "assertIs" and len(call.args) >= 2:
         return ast.dump(first) == ast.dump(call.args[1])
     if not isinstance(first, ast.Constant):
@@ -203,13 +268,58 @@ def _unittest_always(call: ast.Call) -> bool:
 
 
 def _true_literal(node: ast.expr) -> bool:
-    """A literal that is true, or an expression's identity with itself (`x is x`). Not `x ==
-    x`, which runs the class's own `__eq__` (pluggy's `DistFacade` equality test)."""
+    """A literal that is true, or an expression's identity with itself (`x is x`), or a
+    check every value passes: `isinstance(x, object)` (or `type(x)`), `issubclass(X,
+    object)`, `len(x) >= 0`, `not False`, `hasattr(x, "__class__")`. Not `x == x`, which
+    runs the class's own `__eq__` (pluggy's `DistFacade` equality test)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        operand = node.operand
+        return isinstance(operand, ast.Constant) and not operand.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2:
+        called, (value, kind) = node.func.id, node.args
+        if called in ("isinstance", "issubclass"):
+            return _any_type(kind, value if called == "isinstance" else None)
+        if called == "hasattr":
+            return isinstance(kind, ast.Constant) and kind.value in _EVERY_OBJECT_HAS
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        same = ast.dump(node.left) == ast.dump(node.comparators[0])
-        return same and isinstance(node.ops[0], ast.Is)
+        left, right, op = node.left, node.comparators[0], node.ops[0]
+        if (isinstance(op, ast.GtE) and _length(left) and _zero(right)) or (
+            isinstance(op, ast.LtE) and _zero(left) and _length(right)
+        ):
+            return True
+        same = ast.dump(left) == ast.dump(right)
+        return same and isinstance(op, ast.Is)
     if isinstance(node, ast.Constant):
         return bool(node.value)
     if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
         return bool(node.elts if not isinstance(node, ast.Dict) else node.keys)
     return False
+
+
+# Attributes every Python object has.
+_EVERY_OBJECT_HAS = frozenset({"__class__", "__doc__", "__eq__", "__hash__", "__repr__", "__str__"})
+
+
+def _any_type(kind: ast.expr, value: ast.expr | None) -> bool:
+    """A type every value is an instance of: `object`, a tuple holding it, or the value's own
+    `type(x)`."""
+    if isinstance(kind, ast.Tuple):
+        return any(_any_type(element, value) for element in kind.elts)
+    if isinstance(kind, ast.Name) and kind.id == "object":
+        return True
+    return (
+        value is not None
+        and isinstance(kind, ast.Call)
+        and isinstance(kind.func, ast.Name)
+        and kind.func.id == "type"
+        and len(kind.args) == 1
+        and ast.dump(kind.args[0]) == ast.dump(value)
+    )
+
+
+def _length(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+
+
+def _zero(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool)

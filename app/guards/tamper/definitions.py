@@ -39,13 +39,31 @@ class Definition:
 
 def definition_name_at(lines: Sequence[Line], index: int, reader: Reader) -> str | None:
     """The name of the test defined at `lines[index]`: on the header line itself, or, for a
-    call split after its `(`, on the next line of the same run (`test(` then `'name',`)."""
+    call split after its `(`, on the next line of the same run (`test(` then `'name',`), or
+    under an attribute right above it in the same run (`#[test]` then `fn adds() {`)."""
     text = lines[index].text
     name = reader.test_name(text)
     if name is not None:
         return name
     following = lines[index + 1].text if next_in_run(lines, index + 1) else None
-    return reader.split_name(text, following)
+    name = reader.split_name(text, following)
+    if name is not None:
+        return name
+    return reader.attributed_name(text, _above(lines, index))
+
+
+# Lines above a header read for the attribute that makes it a test (`#[test]`, `@Test`).
+_MAX_ATTRIBUTE_LINES = 12
+
+
+def _above(lines: Sequence[Line], index: int) -> list[str]:
+    """The lines right above `lines[index]` in the same run, up to a few, nearest last."""
+    start = index
+    while start > max(index - _MAX_ATTRIBUTE_LINES, 0) and (
+        lines[start - 1].number == lines[start].number - 1
+    ):
+        start -= 1
+    return [line.text for line in lines[start:index]]
 
 
 def definitions(lines: Sequence[Line], last_line: int | None, reader: Reader) -> list[Definition]:

@@ -20,12 +20,14 @@ from app.guards.tamper.lang.python import is_module
 from app.guards.tamper.relocations import Relocations
 from app.guards.tamper.runners.collection import (
     Truth,
+    bases_that_hide,
     hidden_by_lines,
     hidden_tests,
     levels,
     lowered_flags,
     subclasses_left_off,
 )
+from app.guards.tamper.runners.param_cases import switched_off, switched_off_lines
 from app.guards.tamper.test_files import is_conftest, is_test_path
 from app.guards.trees import Side, TreeView
 
@@ -51,7 +53,12 @@ def hidden(
     base, head = python_module(texts[0]), python_module(texts[1])
     if trees is None or base is None or head is None:
         lines = texts[1].split("\n") if texts[1] is not None else None
-        findings = hidden_by_lines(change.added, change.removed, lines) if tests else []
+        findings = (
+            hidden_by_lines(change.added, change.removed, lines, change.context) if tests else []
+        )
+        if tests:
+            truth: Truth = partial(truth_on_linux, floor=floor, newest=newest)
+            findings += switched_off_lines(change.added, change.removed, truth)
         return [Tamper(change.path, line, message) for line, message in findings]
     names = flags(trees, "base", old, texts[0]), flags(trees, "head", new, texts[1])
     truths: tuple[Truth, Truth] = (
@@ -59,10 +66,15 @@ def hidden(
         lambda test: truth_on_linux(test, floor, names[1], newest),
     )
     findings = hidden_tests(base, head, truths) if tests else []
+    if tests:
+        findings += bases_that_hide(trees, new, base, head)
+        findings += switched_off(base, head, truths[1])
     if flagged:
-        # A base suite's tests run in the classes that inherit it, wherever they are.
-        for line, message, name in lowered_flags(base, head, truths):
-            if subclasses_left_off(trees, new, name):
+        # A base suite's tests run in the classes that inherit it, wherever they are; a
+        # helper's, in those that inherit it and hold tests.
+        holding = {name for _, _, name in lowered_flags(base, head, truths)}
+        for line, message, name in lowered_flags(base, head, truths, with_helpers=True):
+            if subclasses_left_off(trees, new, name, with_tests=name not in holding):
                 findings.append((line, message))
     unique = dict.fromkeys(findings)
     return [Tamper(change.path, line, message) for line, message in unique]

@@ -278,6 +278,8 @@ def _elsewhere_only(
     """Whether a skip of this kind at `lines[index]` cannot apply where the suite runs: on
     Linux, on a Python the project declares (`sides.floor` to `sides.newest`)."""
     floor, newest = sides.floor, sides.newest
+    if reader_for(sides.change.path).elsewhere_only(lines[index].text):
+        return True  # `@DisabledOnOs(WINDOWS)`, `#[cfg_attr(windows, ignore)]`
     if kind in ("module", "decorator"):
         return decorator_skips_elsewhere_only(lines, index, floor, names, newest=newest)
     if kind == "conditional":

@@ -40,7 +40,12 @@ from app.guards.tamper.counts import Counts
 from app.guards.tamper.definitions import Definition, definitions, skipped_definitions
 from app.guards.tamper.lang import go, reader_for
 from app.guards.tamper.lang.text import indent
-from app.guards.tamper.test_files import collects_tests, is_conftest, is_test_path
+from app.guards.tamper.test_files import (
+    collects_tests,
+    holds_unit_tests,
+    is_conftest,
+    reads_tests,
+)
 
 # Given the removed tests nothing accounts for (per file), the header line numbers of those
 # to set aside (per file).
@@ -104,9 +109,13 @@ def relocate(
     added = {
         index: definitions(change.added, change.new_line_count, reader_for(change.new_path))
         for index, change in enumerate(files)
-        if change.new_path is not None and is_test_path(change.new_path)
+        if change.new_path is not None and reads_tests(change.new_path)
     }
-    collected = {i for i in added if collects_tests(files[i].new_path or "")}
+    collected = {
+        i
+        for i in added
+        if collects_tests(files[i].new_path or "") or holds_unit_tests(files[i].new_path or "")
+    }
     result = Relocations(removed=removed)
     pool = _Pool(added, collected)
     unmatched = _match(files, removed, pool, result, floor, unbuilt, skipped)
@@ -151,7 +160,7 @@ def _tests(
 
 
 def _counts_removals(path: str | None) -> bool:
-    return path is not None and is_test_path(path) and not is_conftest(path)
+    return path is not None and reads_tests(path) and not is_conftest(path)
 
 
 class _Pool:

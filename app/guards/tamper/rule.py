@@ -129,7 +129,13 @@ from app.guards.tamper.narrowing import (
 from app.guards.tamper.relocations import Relocations, SkippedAnyway, relocate
 from app.guards.tamper.runners.runner_commands import runner_commands
 from app.guards.tamper.runners.runner_config import runner_narrowing
-from app.guards.tamper.test_files import collects_tests, is_test_module, is_test_path
+from app.guards.tamper.test_files import (
+    collects_tests,
+    is_test_module,
+    is_test_path,
+    reads_tests,
+)
+from app.guards.tamper.unmade import unmade
 from app.guards.trees import TreeView, trees_of
 
 __all__ = ["Tamper", "find_tampering"]
@@ -183,13 +189,14 @@ def find_tampering(changes: ChangeSet) -> list[Tamper]:
             continue
         found.extend(_removed_tests(change, moves.gone.get(index, [])))
         found.extend(hidden(change, trees, floor, newest))
+        found.extend(unmade(change, trees))
         if is_test_path(change.path):
             found.extend(disabled_assertions(change))
             constrained = constraint_added(change, trees)
             if constrained is not None:
                 message = "build constraint added to a test file (its tests may not be built)"
                 found.append(Tamper(change.path, constrained, message))
-        if is_test_path(change.path) or PYTEST_CONFIG.search(change.path):
+        if reads_tests(change.path) or PYTEST_CONFIG.search(change.path):
             existed = removed_anywhere | {name for i, name in moves.carried if i == index}
             sides = Sides(change, trees, floor, newest, installed)
             if is_test_path(change.path):

@@ -32,6 +32,19 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_FILE.search(path) or _TEST_DIR.search(path))
 
 
+def holds_unit_tests(path: str) -> bool:
+    """A source file that may hold tests of its own, built and run with the suite: Rust's
+    unit tests, in a `#[cfg(test)] mod tests` of any `.rs` file (its reader counts only
+    functions under a test attribute, so the rest of the file defines none)."""
+    return path.endswith(".rs") and not _MATERIAL_DIR.search(path)
+
+
+def reads_tests(path: str) -> bool:
+    """A file whose tests the rule counts: test material by its path, or a source file
+    with unit tests of its own (`holds_unit_tests`)."""
+    return is_test_path(path) or holds_unit_tests(path)
+
+
 def is_test_module(path: str) -> bool:
     """A file that by its name holds tests (a file merely under tests/ may be a fixture)."""
     return bool(_TEST_FILE.search(path))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from app.guards.tamper.lang.lexing import Syntax
 from app.guards.tamper.lang.reader import CHECKS, Language, either
 from app.guards.tamper.lang.text import quoted
 
@@ -16,4 +17,5 @@ ELIXIR = Language(
     comment="#",
     headers=(re.compile(rf"^\s*(?:describe|test)\s+{_NAME}\s+do\b"),),
     assertions=either(*CHECKS),
+    syntax=Syntax(comment=("#",), spanning=('"""', "'''", '"')),
 )

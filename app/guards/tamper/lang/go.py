@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.guards.tamper.lang.lexing import Syntax
 from app.guards.tamper.lang.reader import CHECKS, Language, Marker, Run, either
 from app.guards.tamper.lang.text import next_in_run
 
@@ -136,6 +137,7 @@ GO = _Go(
         r"[(,]\s*t\s*[,)]",
     ),
     markers=(Marker("body", re.compile(r"\b[tb]\.Skip(Now|f)?\s*\(")),),
+    syntax=Syntax(comment=("//",), block=(("/*", "*/"),), spanning=("`",), quotes=('"', "'")),
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from app.guards.tamper.lang.lexing import Syntax
 from app.guards.tamper.lang.reader import CHECKS, Language, Marker, either
 from app.guards.tamper.lang.text import quoted
 
@@ -100,4 +101,5 @@ JAVASCRIPT = Language(
         r"|(?<![\w.$])x(?:describe|context)\s*\("
     ),
     skipped=_DEFINING_SKIP,
+    syntax=Syntax(comment=("//",), block=(("/*", "*/"),), spanning=("`",), quotes=("'", '"')),
 )

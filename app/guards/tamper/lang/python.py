@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.guards.changes import Line
+from app.guards.tamper.lang.lexing import Syntax
 from app.guards.tamper.lang.reader import CHECKS, Language, Marker, Run, either
 from app.guards.tamper.lang.text import decorator_start, indent, next_in_run
 
@@ -124,6 +125,7 @@ PYTHON = _Python(
     skipping_decorator=re.compile(
         r"^@pytest\.mark\.skip\b(?!if)|^@(unittest\.)?skip\b(?!If|Unless)"
     ),
+    syntax=Syntax(comment=("#",), spanning=('"""', "'''"), quotes=('"', "'")),
 )
 
 
@@ -131,3 +133,78 @@ def is_module(path: str) -> bool:
     """A module Python imports and pytest collects tests, hooks and fixtures from: a `.py`
     file. A stub (`.pyi`) is read as Python, and never runs."""
     return path.endswith(".py")
+
+
+# Lines of a module rewritten before its reading gives up (a bound on the work).
+_MAX_REPAIRS = 50
+_TYPE_PARAMS = re.compile(
+    r"^(\s*(?:async\s+)?(?:def|class)\s+\w+)\s*\[[^\]]*(?:\[[^\]]*\][^\]]*)*\]"
+)
+_DEFINITION = re.compile(r"^(\s*)(async\s+def|def|class)\s+(\w+)")
+_TYPE_ALIAS = re.compile(r"^(\s*)type\s+(\w+)\b")
+_COMPOUND = re.compile(
+    r"^(\s*)(if|elif|while|for|with|async\s+for|async\s+with|except)\b.*:\s*(#.*)?$"
+)
+# Stands for a statement this Python cannot read: it may bind any name (`import *`).
+_UNREADABLE = "from __unreadable__ import *"
+
+
+def parse(text: str) -> ast.Module:
+    """A module's syntax tree as this Python reads it or, when it uses syntax newer than
+    this Python knows (PEP 695's `def f[T]`, `type X = ...`, PEP 701's f-strings, PEP 758's
+    `except A, B:`), as it reads once each statement it cannot is rewritten: type parameters
+    dropped (a header it still cannot read keeps its name), a type alias made a plain
+    binding, any other statement made an `import *` (it
+    may bind any name, so what it might hide counts as hidden), a compound statement's
+    header one on an unknown condition. Raises SyntaxError when that does not help either."""
+    try:
+        return ast.parse(text)
+    except SyntaxError as error:
+        first = error
+    lines = text.split("\n")
+    replaced: set[int] = set()
+    for _ in range(_MAX_REPAIRS):
+        index = (first.lineno or 0) - 1
+        if not 0 <= index < len(lines):
+            raise first
+        if index in replaced:
+            # A rewritten line still in the way: part of a statement that starts above.
+            above = next((i for i in range(index - 1, -1, -1) if i not in replaced), None)
+            if above is None:
+                raise first
+            lines[index] = ""
+            index = above
+        lines[index] = _readable(lines[index])
+        replaced.add(index)
+        try:
+            return ast.parse("\n".join(lines))
+        except SyntaxError as error:
+            first = error
+    raise first
+
+
+def _readable(line: str) -> str:
+    """A line this Python reads, standing for one it cannot (see `parse`)."""
+    lead = line[: len(line) - len(line.lstrip())]
+    params = _TYPE_PARAMS.match(line)
+    if params is not None:
+        return params.group(1) + line[params.end() :]
+    definition = _DEFINITION.match(line)
+    if definition is not None and line.rstrip().endswith(":"):
+        # A header it cannot read keeps its name: the test it defines is still seen.
+        kind, name = definition.group(2), definition.group(3)
+        return f"{lead}{kind} {name}(*args, **kwargs):" if "def" in kind else f"{lead}class {name}:"
+    alias = _TYPE_ALIAS.match(line)
+    if alias is not None:
+        return f"{lead}{alias.group(2)} = None"
+    compound = _COMPOUND.match(line)
+    if compound is not None:
+        keyword = compound.group(2)
+        if keyword == "except":
+            return f"{lead}except BaseException:"
+        if keyword.endswith("for"):
+            return f"{lead}{keyword} __unreadable__ in __unreadable__:"
+        if keyword.endswith("with"):
+            return f"{lead}{keyword} __unreadable__:"
+        return f"{lead}{keyword} __unreadable__:"
+    return f"{lead}{_UNREADABLE}" if line.strip() else line

@@ -15,11 +15,12 @@ Everything here reads text only; nothing is imported or executed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from app.guards.changes import Line
+from app.guards.tamper.lang.lexing import Syntax, masked
 from app.guards.tamper.lang.text import indent, next_in_run, unescaped
 
 # How a line skips tests, strongest first (a line is read as the first kind it shows):
@@ -128,6 +129,12 @@ class Reader(Protocol):
         line after (`following`, None when that line is not in the run)."""
         ...
 
+    def attributed_name(self, header: str, above: Sequence[str]) -> str | None:
+        """The name of a test whose header line is a test only under an attribute or
+        annotation above it (Rust's `#[test]`, JUnit's `@Test`): `above` are the lines right
+        above the header in the same run, nearest last."""
+        ...
+
     def at(self, header: str) -> Reader:
         """The reader of the definition this header line opens (itself, but where a file
         of an unknown language is read by every reader)."""
@@ -162,6 +169,19 @@ class Reader(Protocol):
     def skip_decorator(self, stripped: str) -> bool:
         """Whether a decorator or attribute line skips the test below it whatever the
         platform or version (`@pytest.mark.skip`, `#[ignore]`, `@Disabled`)."""
+        ...
+
+    def elsewhere_only(self, text: str) -> bool:
+        """Whether a skip line of this language, read alone, cannot skip where the suite runs
+        (Linux, x86_64): `#[cfg_attr(windows, ignore)]`, `@DisabledOnOs(WINDOWS)`."""
+        ...
+
+    # -- what is not code
+    def masked(self, lines: Sequence[str]) -> set[int]:
+        """The positions of the lines of a run (a whole file, or a run the diff shows, read as
+        if it started in code) that start inside a string or a block comment, or that the
+        language leaves out of the test build (Rust's `#[cfg(any())]`): a test header there
+        defines no test."""
         ...
 
     # -- block ends
@@ -206,6 +226,15 @@ class Language:
     split_header: re.Pattern[str] | None = None
     name_line: re.Pattern[str] | None = None
     option: re.Pattern[str] | None = None
+    # A header that defines a test only under an attribute above it (`fn x(` under
+    # `#[test]`), the name in group "n"; the attribute; the lines that may stand between.
+    attributed: re.Pattern[str] | None = None
+    attribute: re.Pattern[str] | None = None
+    between: re.Pattern[str] | None = None
+    # A skip line that cannot skip where the suite runs, read alone.
+    elsewhere: Callable[[str], bool] | None = None
+    # The lines that are not code (strings, block comments, compiled out): `lexing.masked`.
+    syntax: Syntax | None = None
 
     def reads(self, path: str) -> bool:
         return path.endswith(self.suffixes)
@@ -224,6 +253,23 @@ class Language:
             return None
         match = self.name_line.match(following)
         return unescaped(match.group("n")) if match else None
+
+    def attributed_name(self, header: str, above: Sequence[str]) -> str | None:
+        if self.attributed is None or self.attribute is None:
+            return None
+        match = self.attributed.match(header)
+        if match is None:
+            return None
+        name = unescaped(match.group("n").strip("`"))
+        if self.attribute.search(header[: match.start("n")]):
+            return name
+        for text in reversed(above):
+            stripped = text.strip()
+            if self.attribute.search(stripped):
+                return name
+            if stripped and not (self.between and self.between.match(stripped)):
+                return None
+        return None
 
     def at(self, header: str) -> Reader:
         return self
@@ -249,6 +295,12 @@ class Language:
 
     def skip_decorator(self, stripped: str) -> bool:
         return bool(self.skipping_decorator and self.skipping_decorator.search(stripped))
+
+    def elsewhere_only(self, text: str) -> bool:
+        return bool(self.elsewhere and self.elsewhere(text))
+
+    def masked(self, lines: Sequence[str]) -> set[int]:
+        return masked(lines, self.syntax) if self.syntax is not None else set()
 
     def body_start(self, lines: Sequence[Line], index: int) -> int | None:
         return index + 1

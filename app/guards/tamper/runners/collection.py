@@ -52,11 +52,32 @@ from app.guards.trees import TreeView
 Truth = Callable[[ast.expr], bool | None]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Decorators that make a test function something pytest does not collect as a test: a
+# property (not callable), a fixture, a context manager (calling it runs none of its body).
+NOT_A_FUNCTION = frozenset(
+    {
+        "property",
+        "cached_property",
+        "abstractproperty",
+        "setter",
+        "getter",
+        "deleter",
+        "fixture",
+        "yield_fixture",
+        "contextmanager",
+        "asynccontextmanager",
+    }
+)
 # Nested test classes read (a bound on the work, not a policy).
 _MAX_DEPTH = 8
 # Builtins that write a namespace under a computed name.
 _WRITERS = frozenset({"setattr", "delattr"})
 _NAMESPACES = frozenset({"globals", "vars", "locals"})
+# The methods that change a namespace, and those of them keyed by the name first.
+_MUTATORS = frozenset(
+    {"update", "pop", "popitem", "clear", "setdefault", "__setitem__", "__delitem__"}
+)
+_KEYED = (".pop", ".setdefault", ".__setitem__", ".__delitem__")
 # Collection levels: pytest collects the test surely, maybe (a condition we cannot read), not.
 SURE, MAYBE, NOT = 2, 1, 0
 
@@ -96,6 +117,9 @@ class _Reader:
     # A function's own `__test__`, set by `f.__test__ = ...` or nose's `@nottest`.
     flags: dict[ast.AST, frozenset[Binding]] = field(default_factory=dict)
     writes: list[_Write] = field(default_factory=list)
+    # A function a decorator makes something pytest does not collect (`@property`), with the
+    # decorator's line and name.
+    wrapped: dict[ast.AST, tuple[int, str]] = field(default_factory=dict)
 
     def block(self, body: Sequence[ast.stmt], state: State) -> State:
         for statement in body:
@@ -104,8 +128,15 @@ class _Reader:
 
     def step(self, node: ast.stmt, state: State) -> State:
         if isinstance(node, _FUNCTIONS):
-            if any(_dotted(d).split(".")[-1] == "nottest" for d in node.decorator_list):
+            decorators = [_dotted(d).split(".")[-1] for d in node.decorator_list]
+            if "nottest" in decorators:
                 self.flags[node] = frozenset({_Value("other", node.lineno)})
+            wrapper = next((d for d in decorators if d in NOT_A_FUNCTION), None)
+            if wrapper is not None:
+                self.wrapped[node] = (
+                    node.decorator_list[decorators.index(wrapper)].lineno,
+                    wrapper,
+                )
             return _bind(state, node.name, node)
         if isinstance(node, ast.ClassDef):
             self.classes[node] = self.block(node.body, {})
@@ -165,10 +196,15 @@ class _Reader:
         if isinstance(target, ast.Name):
             return _bind(state, target.id, value)
         owner = target.value
+        named = target.attr == "__test__" or target.attr.startswith(("test", "Test"))
         if not isinstance(owner, ast.Name):
-            if target.attr == "__test__" or target.attr.startswith(("test", "Test")):
+            if named:
                 self.writes.append(_Write(value.line, None, ast.dump(target)))
             return state
+        known = (ast.ClassDef, *_FUNCTIONS)
+        if named and not any(isinstance(b, known) for b in state.get(owner.id, ())):
+            # `module.test_a = None` on a module object (`sys.modules[__name__]`).
+            self.writes.append(_Write(value.line, target.attr, ast.dump(target)))
         self._attribute(state, owner.id, target.attr, value)
         return state
 
@@ -201,10 +237,14 @@ class _Reader:
                         kind = "del" if called == "delattr" else "other"
                         self._attribute(state, owner.id, name, _Value(kind, node.lineno))
                     self.writes.append(_Write(node.lineno, name, ast.dump(node)))
-                elif called in ("exec", "eval") or (
-                    called.endswith(".update") and _namespace(node.func)
-                ):
+                elif called in ("exec", "eval"):
                     self.writes.append(_Write(node.lineno, None, ast.dump(node)))
+                elif called.rpartition(".")[2] in _MUTATORS and _namespace(node.func):
+                    # `globals().pop("test_a")`, `vars().update(...)`: by the name popped,
+                    # when it is a literal.
+                    keyed = called.endswith(_KEYED) and node.args
+                    name = _literal(node.args[0]) if keyed else None
+                    self.writes.append(_Write(node.lineno, name, ast.dump(node)))
             elif (
                 isinstance(node, ast.Subscript)
                 and not isinstance(node.ctx, ast.Load)
@@ -403,7 +443,7 @@ def _new_writes(before: _Side, after: _Side) -> list[Finding]:
 
 
 def lowered_flags(
-    base: ast.Module, head: ast.Module, truths: tuple[Truth, Truth]
+    base: ast.Module, head: ast.Module, truths: tuple[Truth, Truth], *, with_helpers: bool = False
 ) -> list[tuple[int, str, str]]:
     """Classes that held tests of their own at the base (collected or not: a base suite other
     modules' test classes inherit from) whose `__test__` the change makes false: a subclass
@@ -419,7 +459,7 @@ def lowered_flags(
             name.startswith("test") and any(isinstance(b, _FUNCTIONS) for b in bound)
             for name, bound in scope.names.items()
         )
-        if holds:
+        if holds or with_helpers:
             message = f"test class {'::'.join(path)!r} no longer collected (__test__ = False)"
             found.append((now.flag[1], message, path[-1]))
     return found
@@ -437,7 +477,9 @@ def levels(module: ast.Module, truth: Truth, *, skips: bool) -> dict[int, int]:
     return found
 
 
-def subclasses_left_off(trees: TreeView, path: str, name: str) -> list[str]:
+def subclasses_left_off(
+    trees: TreeView, path: str, name: str, *, with_tests: bool = False
+) -> list[str]:
     """Files of the head tree, other than `path`, with a class that inherits from a class
     named `name` (`class TestX(Base)`, `class TestX(suites.Base)`) and does not set its own
     `__test__`: it inherits the base's. A Python file that mentions the name and does not
@@ -447,9 +489,107 @@ def subclasses_left_off(trees: TreeView, path: str, name: str) -> list[str]:
         if not is_module(other):
             continue
         module = python_module(trees.text("head", other))
-        if module is None or any(_inherits_flag(node, name) for node in ast.walk(module)):
+        if module is None or any(
+            _inherits_flag(node, name) and (not with_tests or _holds_tests(node))  # type: ignore[arg-type]
+            for node in ast.walk(module)
+        ):
             left.append(other)
     return left
+
+
+def bases_that_hide(
+    trees: TreeView, path: str, base: ast.Module, head: ast.Module
+) -> list[tuple[int, str]]:
+    """Test classes of a module that hold tests of their own and gain a base class, defined
+    in another file of the head tree, that keeps pytest from collecting them: one that sets
+    `__test__` to anything but True, or defines `__init__`/`__new__` (read on that class and
+    the bases of its own file, a few deep). A base defined nowhere in the tree (a library's)
+    hides nothing; defined twice, it hides if any definition does."""
+    before = {node.name: node for node in _statements(base.body) if isinstance(node, ast.ClassDef)}
+    found: list[tuple[int, str]] = []
+    for node in _statements(head.body):
+        old = before.get(node.name) if isinstance(node, ast.ClassDef) else None
+        if old is None or not isinstance(node, ast.ClassDef) or not _holds_tests(node):
+            continue
+        if _sets_flag(node) or (_defines_init(node) and not _defines_init(old)):
+            continue
+        known = {_dotted(b) for b in old.bases}
+        for added in (_dotted(b) for b in node.bases):
+            init = not _dotted_any(node, "TestCase")
+            if added and added not in known and _hides(trees, path, added.split(".")[-1], init):
+                message = (
+                    f"test class {node.name!r} no longer collected (its base {added!r} hides it)"
+                )
+                found.append((node.lineno, message))
+                break
+    return found
+
+
+def _hides(trees: TreeView, path: str, name: str, init: bool) -> bool:
+    """Whether a class named `name`, defined in a Python file of the head tree other than
+    `path`, keeps pytest from collecting its subclasses (`bases_that_hide`)."""
+    for other in sorted({hit.path for hit in trees.search("head", [name])} - {path}):
+        module = python_module(trees.text("head", other)) if is_module(other) else None
+        if module is None:
+            continue
+        classes = {n.name: n for n in ast.walk(module) if isinstance(n, ast.ClassDef)}
+        if name in classes and _class_hides(classes[name], classes, 0, init=init):
+            return True
+    return False
+
+
+def _class_hides(
+    node: ast.ClassDef, classes: dict[str, ast.ClassDef], depth: int, *, init: bool = True
+) -> bool:
+    """Whether a class keeps its subclasses from being collected: by `__test__`, or (`init`:
+    not a `unittest.TestCase`, which pytest collects whatever its `__init__`) by `__init__`."""
+    init = init and not _dotted_any(node, "TestCase")
+    if _flag_off(node) or (init and _defines_init(node)):
+        return True
+    if _sets_flag(node) or depth >= _MAX_DEPTH:
+        return False
+    parents = (classes.get(_dotted(b).split(".")[-1]) for b in node.bases)
+    return any(
+        p is not None and p is not node and _class_hides(p, classes, depth + 1, init=init)
+        for p in parents
+    )
+
+
+def _holds_tests(node: ast.ClassDef) -> bool:
+    return any(isinstance(n, _FUNCTIONS) and n.name.startswith("test") for n in node.body)
+
+
+def _flag_assignments(node: ast.ClassDef) -> list[ast.expr]:
+    values: list[ast.expr] = []
+    for statement in _statements(node.body):
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets = [statement.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "__test__" for t in targets):
+            values.append(statement.value)  # type: ignore[arg-type]
+    return values
+
+
+def _sets_flag(node: ast.ClassDef) -> bool:
+    return bool(_flag_assignments(node))
+
+
+def _flag_off(node: ast.ClassDef) -> bool:
+    return any(
+        not (isinstance(value, ast.Constant) and value.value is True)
+        for value in _flag_assignments(node)
+    )
+
+
+def _defines_init(node: ast.ClassDef) -> bool:
+    return any(isinstance(n, _FUNCTIONS) and n.name in ("__init__", "__new__") for n in node.body)
+
+
+def _dotted_any(node: ast.ClassDef, suffix: str) -> bool:
+    return any(_dotted(b).endswith(suffix) for b in node.bases)
 
 
 def _inherits_flag(node: ast.AST, name: str) -> bool:
@@ -583,6 +723,13 @@ def _tests_in(scope: _Scope, reader: _Reader) -> Iterator[_Test]:
         if len(defs) < len(bound):
             shown = "::".join((*scope.path, name))
             level, why = min(level, MAYBE), why or _binding_why(f"test {shown!r}", bound)
+        unwrapped = [d for d in defs if d not in reader.wrapped]
+        if not unwrapped:
+            line, wrapper = max(reader.wrapped[d] for d in defs)
+            shown = "::".join((*scope.path, name))
+            why = (line, f"test {shown!r} no longer collected (@{wrapper} makes it no function)")
+            yield _Test(scope.path, name, NOT, defs, why)
+            continue
         own = max(_flag(reader.flags.get(d))[0] for d in defs)
         if own < level:
             line = max(_flag(reader.flags.get(d))[1] for d in defs)
@@ -770,12 +917,7 @@ def _dotted(node: ast.expr) -> str:
 def _namespace(node: ast.expr) -> bool:
     """`globals()`, `vars()`, `locals()`, `X.__dict__`, `sys.modules[...]`, or a method of
     one (`globals().update`)."""
-    if isinstance(node, ast.Attribute) and node.attr in (
-        "update",
-        "__setitem__",
-        "pop",
-        "setdefault",
-    ):
+    if isinstance(node, ast.Attribute) and node.attr in _MUTATORS:
         node = node.value
     if isinstance(node, ast.Call) and _dotted(node.func) in _NAMESPACES:
         return True
@@ -795,10 +937,21 @@ _FLAG_SET = re.compile(r"\.__test__\s*=(?!=)\s*(?!True\b)|\bsetattr\s*\(.*['\"]_
 _REBIND = re.compile(r"^(?P<n>test\w*)\s*(?::[^=]*)?=(?!=)\s*(?P<value>.*)$")
 _DELETE = re.compile(r"^del\s+(?:.*,\s*)?(?P<n>test\w*)\b")
 _DEAD_IF = re.compile(r"^\s*if\s+(?:False|0|None|(?:typing\.)?TYPE_CHECKING)\s*:")
+# A namespace changed under a computed name: `globals().pop("test_a")`, `del vars()[name]`.
+_NAMESPACE_WRITE = re.compile(
+    r"(?:\b(?:globals|vars|locals)\(\)|\.__dict__)\s*(?:\.\s*(?:"
+    + "|".join(sorted(_MUTATORS))
+    + r")\s*\(|\[[^\]]*\]\s*=(?!=))|^del\s+(?:globals|vars|locals)\(\)\["
+)
+_WRAPPER_LINE = re.compile(r"^\s*@(?:[\w.]+\.)?(?P<d>" + "|".join(sorted(NOT_A_FUNCTION)) + r")\b")
+_TEST_DEF = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(")
 
 
 def hidden_by_lines(
-    added: Sequence[Line], removed: Sequence[Line], head: Sequence[str] | None = None
+    added: Sequence[Line],
+    removed: Sequence[Line],
+    head: Sequence[str] | None = None,
+    context: Sequence[Line] = (),
 ) -> list[Finding]:
     """`hidden_tests` from the changed lines (no trees, or a side that does not parse): an
     added `__test__ = False`; outside any function (at the top level, or in a class when the
@@ -816,9 +969,33 @@ def hidden_by_lines(
         finding = _line_finding(line.text, _outside_functions(line, head))
         if finding is None and _DEAD_IF.match(line.text) and _test_below(added, position):
             finding = "tests no longer collected (under a condition that never holds)"
+        if finding is None:
+            finding = _wrapped_test(line, added, removed, context)
         if finding is not None:
             found.append((line.number, finding))
     return found
+
+
+def _wrapped_test(
+    line: Line, added: Sequence[Line], removed: Sequence[Line], context: Sequence[Line]
+) -> str | None:
+    """An added `@property` (or fixture, context manager) right above a test header that was
+    there before: unchanged, or put back as it was removed."""
+    wrapper = _WRAPPER_LINE.match(line.text)
+    if wrapper is None:
+        return None
+    new_side = {other.number: other for other in (*added, *context)}
+    before = {other.text.strip() for other in removed}
+    fresh = {other.number for other in added}
+    number = line.number + 1
+    while number in new_side and new_side[number].text.strip().startswith("@"):
+        number += 1
+    header = new_side.get(number)
+    if header is None or not _TEST_DEF.match(header.text):
+        return None
+    if number in fresh and header.text.strip() not in before:
+        return None  # a new function
+    return f"test no longer collected (@{wrapper['d']} makes it no function)"
 
 
 def _test_below(added: Sequence[Line], position: int) -> bool:
@@ -863,6 +1040,8 @@ def _line_finding(text: str, outside: bool) -> str | None:
         return "test no longer collected (__test__ = False)"
     if not outside:
         return None
+    if _NAMESPACE_WRITE.search(text):
+        return "test names may be rebound at import (setattr, globals, exec)"
     deleted = _DELETE.match(text.strip())
     if deleted is not None:
         return f"test {deleted['n']!r} deleted (del)"
