@@ -14,6 +14,7 @@ still defined elsewhere in the file is not reported.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 
@@ -24,7 +25,8 @@ from app.guards.tamper.finding import Tamper
 from app.guards.tamper.lang import reader_for
 from app.guards.tamper.lang.lexing import masked as lexed
 from app.guards.tamper.lang.reader import Language
-from app.guards.tamper.test_files import is_conftest, reads_tests
+from app.guards.tamper.lang.rust import CFG, RUST, cfg_holds
+from app.guards.tamper.test_files import is_conftest, is_test_path, reads_tests
 from app.guards.trees import TreeView
 
 
@@ -88,6 +90,37 @@ def _shown(change: FileChange, reader: Language) -> list[Tamper]:
         if number is None or test.name in names:
             continue
         found.append(_finding(change.path, test, number, number in hidden, number in lexical))
+    if not found and reader is RUST:
+        found += _test_modules_left_out(change, new_side)
+    return found
+
+
+_TEST_MODULE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w*tests?\b")
+
+
+def _test_modules_left_out(change: FileChange, new_side: Sequence[Line]) -> list[Tamper]:
+    """From the diff alone, where the hunk does not reach the tests: a `#[cfg(...)]` false on
+    the test build put on a test module the change keeps (`mod tests`), or a `#![cfg(...)]`
+    on a file of tests."""
+    fresh = {line.number for line in change.added}
+    by_number = {line.number: line for line in new_side}
+    found: list[Tamper] = []
+    for line in change.added:
+        match = CFG.match(line.text)
+        if match is None or cfg_holds(match["pred"]) is not False:
+            continue
+        if match["inner"]:
+            if is_test_path(change.path):
+                found.append(
+                    Tamper(change.path, line.number, "test file left out of the test build")
+                )
+            continue
+        number = line.number + 1
+        while number in by_number and by_number[number].text.strip().startswith("#["):
+            number += 1
+        item = by_number.get(number)
+        if item is not None and number not in fresh and _TEST_MODULE.match(item.text):
+            found.append(Tamper(change.path, line.number, "test module left out of the test build"))
     return found
 
 

@@ -25,7 +25,7 @@ _FN = re.compile(
     r"^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?"
     r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+(?P<n>\w+)"
 )
-_CFG = re.compile(r"^\s*#(?P<inner>!?)\[cfg\((?P<pred>.*)\)\]\s*(?://.*)?$")
+CFG = re.compile(r"^\s*#(?P<inner>!?)\[cfg\((?P<pred>.*)\)\]\s*(?://.*)?$")
 _CFG_ATTR = re.compile(r"#\[cfg_attr\((?P<pred>.*),\s*(?:ignore|should_panic)\b")
 # Values of the configuration `cargo test` builds with on Linux x86_64.
 _TRUE_NAMES = frozenset({"test", "unix", "debug_assertions"})
@@ -107,7 +107,7 @@ class _Rust(Language):
         found = super().masked(lines)
         position = 0
         while position < len(lines):
-            match = _CFG.match(lines[position]) if position not in found else None
+            match = CFG.match(lines[position]) if position not in found else None
             if match is None or cfg_holds(match["pred"]) is not False:
                 position += 1
                 continue
