@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 # A Ruby heredoc opener: `<<~RUBY`, `<<-EOS`, `<<'EOS'`, `<<"EOS"`, `<<EOS`.
 _HEREDOC = re.compile(r"<<[~-]?(['\"`]?)(?P<id>[A-Z_][A-Z0-9_]*)\1")
@@ -76,10 +77,16 @@ def _scan(text: str, syntax: Syntax, state: _State) -> _State:
     """The lexer's state at the end of `text`, starting in `state`."""
     index = 0
     pending_heredoc: str | None = None
+    special = _special(syntax)
     while index < len(text):
         if state.close is not None:
             index = _inside(text, index, syntax, state)
             continue
+        # In code, only a character that may open something needs a look.
+        ahead = special.search(text, index)
+        if ahead is None:
+            break
+        index = ahead.start()
         if any(text.startswith(marker, index) for marker in syntax.comment):
             break
         stepped = syntax.skip.match(text, index) if syntax.skip is not None else None
@@ -101,6 +108,20 @@ def _scan(text: str, syntax: Syntax, state: _State) -> _State:
     if pending_heredoc is not None and state.close is None:
         state.heredoc = pending_heredoc
     return state
+
+
+@cache
+def _special(syntax: Syntax) -> re.Pattern[str]:
+    """The characters that may start a comment, a string or a stepped-over literal."""
+    starts = {token[0] for token in (*syntax.comment, *syntax.quotes, *syntax.spanning)}
+    starts |= {start[0] for start, _ in syntax.block}
+    if syntax.raw:
+        starts.add("r")
+    if syntax.skip is not None:
+        starts |= {"'", "b"}
+    if syntax.ruby:
+        starts.add("<")
+    return re.compile("[" + "".join(re.escape(char) for char in sorted(starts)) + "]")
 
 
 def _opening(text: str, index: int, syntax: Syntax) -> tuple[str, bool, int, int, bool] | None:

@@ -27,6 +27,8 @@ _FN = re.compile(
 )
 CFG = re.compile(r"^\s*#(?P<inner>!?)\[cfg\((?P<pred>.*)\)\]\s*(?://.*)?$")
 _CFG_ATTR = re.compile(r"#\[cfg_attr\((?P<pred>.*),\s*(?:ignore|should_panic)\b")
+# Longest predicate read (a bound on the work; nested ones recurse).
+_MAX_PREDICATE = 2000
 # Values of the configuration `cargo test` builds with on Linux x86_64.
 _TRUE_NAMES = frozenset({"test", "unix", "debug_assertions"})
 _FALSE_NAMES = frozenset({"windows", "miri", "doc", "doctest"})
@@ -51,7 +53,12 @@ _SYNTAX = Syntax(
 def cfg_holds(predicate: str) -> bool | None:
     """Whether a `cfg` predicate holds when `cargo test` builds on Linux x86_64: True,
     False, or None when it cannot be told (a feature, a name of the project's own)."""
-    value, rest = _predicate(predicate.strip())
+    if len(predicate) > _MAX_PREDICATE:
+        return None
+    try:
+        value, rest = _predicate(predicate.strip())
+    except RecursionError:
+        return None
     return value if not rest.strip() else None
 
 
