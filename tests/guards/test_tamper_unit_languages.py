@@ -441,3 +441,11 @@ def test_a_suite_renamed_and_skipped_at_once_skips_the_tests_it_kept(repo: GitRe
     ]
     new_suite = RSPEC + '\nxcontext "later" do\n  it "waits" do\n  end\nend\n'
     assert tamper_messages(repo, {SPEC: RSPEC}, _change({SPEC: new_suite})) == []
+
+
+def test_a_test_renamed_on_the_line_after_its_kept_header_is_a_rename(repo: GitRepo):
+    path = "test/calc.test.js"
+    base = "test(\n  'adds',\n  () => {\n    expect(add(1, 2)).toBe(3);\n  },\n);\n"
+    head = base.replace("'adds'", "'adds two numbers'")
+    assert tamper_messages(repo, {path: base}, _change({path: head})) == []
+    assert diff_tamper_messages(repo, {path: base}, _change({path: head})) == []

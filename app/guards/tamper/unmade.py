@@ -51,6 +51,9 @@ def _whole(
     before = _tests(_numbered(base), reader)
     after, hidden = _tests(_numbered(head), reader, suites=True), reader.masked(head)
     names = {d.name for d in after}
+    # A header line that still defines a test (under another name: a call whose name is on
+    # the next line, renamed there) is a rename.
+    headers = {d.line.number for d in after}
     removed = sorted(line.number for line in change.removed)
     added = sorted(line.number for line in change.added)
     found: list[Tamper] = []
@@ -59,6 +62,8 @@ def _whole(
             continue
         number = _kept(test.line.number, removed, added)
         if not 0 < number <= len(head) or head[number - 1] != test.line.text:
+            continue
+        if number in headers:
             continue
         index = number - 1
         in_text = index in hidden and reader.syntax is not None
@@ -85,9 +90,10 @@ def _shown(change: FileChange, reader: Language) -> list[Tamper]:
     lexical = _run_masked(new_side, reader, lexical=True)
     found: list[Tamper] = []
     context = {olds[c.number]: c.number for c in change.context}
+    headers = {d.line.number for d in after}
     for test in before:
         number = context.get(test.line.number)
-        if number is None or test.name in names:
+        if number is None or test.name in names or number in headers:
             continue
         found.append(_finding(change.path, test, number, number in hidden, number in lexical))
     if not found and reader is RUST:
