@@ -128,7 +128,9 @@ def _opening(text: str, index: int, syntax: Syntax) -> tuple[str, bool, int, int
     """What opens at `text[index]`: the text that closes it, whether backslashes escape in
     it, how long the opener is, the block comment depth, and whether it may span lines."""
     for start, end in syntax.block:
-        if text.startswith(start, index):
+        # `\/*` is an escaped slash in a regular expression (`/\/*$/`), not a comment.
+        escaped = index > 0 and text[index - 1] == "\\"
+        if text.startswith(start, index) and not escaped:
             return end, False, len(start), 1, True
     if syntax.raw and text.startswith("r", index) and not _in_word(text, index):
         raw = _RAW.match(text, index)
