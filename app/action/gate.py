@@ -72,8 +72,10 @@ def run_gate_action(env: Mapping[str, str]) -> int:
     decision = "none" if not decisions else ("merge" if all(d == "merge" for d in decisions)
                                              else "wait")  # fmt: skip
     append_to(env.get("GITHUB_OUTPUT"), f"decision={decision}\nmerged={','.join(merged)}\n")
-    append_to(env.get("GITHUB_STEP_SUMMARY"),
-              "\n\n".join(summary) or "## ourobot/gate\n\nNo pull request in this event.\n")
+    append_to(
+        env.get("GITHUB_STEP_SUMMARY"),
+        "\n\n".join(summary) or "## ourobot/gate\n\nNo pull request in this event.\n",
+    )
     return EXIT_OK
 
 

@@ -147,4 +147,3 @@ class Field:
         """A list of non-empty strings (check names, labels)."""
         entries = self.items()
         return tuple(entry.text() for entry in entries)
-

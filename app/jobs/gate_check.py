@@ -45,7 +45,6 @@ from app.workspace.branches import BOT_BRANCH_PREFIX
 log = logging.getLogger(__name__)
 
 
-
 @dataclass
 class Evaluation:
     """What one evaluation found and did (for replies and tests)."""

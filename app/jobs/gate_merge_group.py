@@ -30,9 +30,7 @@ from app.jobs.registry import job
 
 log = logging.getLogger(__name__)
 
-_QUEUE_REF = re.compile(
-    r"^refs/heads/gh-readonly-queue/.+/pr-(\d+)-[0-9a-f]{40}(?:[0-9a-f]{24})?$"
-)
+_QUEUE_REF = re.compile(r"^refs/heads/gh-readonly-queue/.+/pr-(\d+)-[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
 def queued_pull(head_ref: str) -> int | None:

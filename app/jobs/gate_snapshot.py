@@ -168,8 +168,7 @@ def _statuses(github: GitHub[Any], o: str, r: str, head: str) -> list[dict[str, 
         o, r, head, per_page=PER_PAGE
     ).parsed_data
     statuses = [
-        {"id": s.id, "context": s.context, "sha": head, "state": s.state}
-        for s in combined.statuses
+        {"id": s.id, "context": s.context, "sha": head, "state": s.state} for s in combined.statuses
     ]
     if combined.total_count > len(statuses):
         # More contexts than one page: read them all, newest first, and keep every one (the

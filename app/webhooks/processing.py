@@ -23,7 +23,6 @@ DELIVERY_LEASE_S = 120.0
 MAX_DELIVERY_ATTEMPTS = 10
 
 
-
 class RouterLike(Protocol):
     """What `process_delivery` needs of `app.handlers.router.Router`."""
 

@@ -450,3 +450,13 @@ def test_newer_syntax_is_read_past_and_keeps_the_tests_it_defines():
 def test_the_lexer_masks_the_lines_inside_strings_and_block_comments():
     lines = ['x = "a # b"', '"""', "def test_a():", '"""', "def test_b():", "# '''", "y = 1"]
     assert masked(lines, PYTHON.syntax) == {2, 3}  # type: ignore[arg-type]
+
+
+def test_the_lexer_reads_an_escaped_slash_and_a_regex_quote_as_code():
+    from app.guards.tamper.lang.javascript import JAVASCRIPT
+    from app.guards.tamper.lang.ruby import RUBY
+
+    script = ["x.replace(/\\/*$/, '')", "it('a', () => {", "/*", "it('b')", "*/"]
+    assert masked(script, JAVASCRIPT.syntax) == {3, 4}  # type: ignore[arg-type]
+    ruby = ["assert_match(/weren't found/, out)", 'it "a" do', "x = <<~RUBY", 'it "b" do', "RUBY"]
+    assert masked(ruby, RUBY.syntax) == {3, 4}  # type: ignore[arg-type]

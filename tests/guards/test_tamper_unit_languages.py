@@ -425,3 +425,27 @@ def test_junit_reads_a_test_by_its_annotation():
     assert not JAVA.elsewhere_only('@DisabledIf("check")')
     assert not JAVA.elsewhere_only("Assumptions.assumeTrue(false);")
     assert JAVA.elsewhere_only("assumeTrue(!isWindows());")
+
+
+def test_a_test_module_left_out_of_the_build_is_reported_from_a_bare_diff(repo: GitRepo):
+    """The hunk shows the attribute and the module's first lines, not its tests."""
+    module = RUST_SOURCE.replace("#[cfg(test)]\nmod", "#[cfg(any())]\n#[cfg(test)]\nmod")
+    found = diff_tamper_messages(repo, {LIB: RUST_SOURCE}, _change({LIB: module}))
+    assert found == ["test module left out of the test build"]
+
+
+def test_a_suite_renamed_and_skipped_at_once_skips_the_tests_it_kept(repo: GitRepo):
+    head = _replaced(RSPEC, "describe Calc do", 'xcontext "calc" do')
+    assert tamper_messages(repo, {SPEC: RSPEC}, _change({SPEC: head})) == [
+        "skip marker added to a test"
+    ]
+    new_suite = RSPEC + '\nxcontext "later" do\n  it "waits" do\n  end\nend\n'
+    assert tamper_messages(repo, {SPEC: RSPEC}, _change({SPEC: new_suite})) == []
+
+
+def test_a_test_renamed_on_the_line_after_its_kept_header_is_a_rename(repo: GitRepo):
+    path = "test/calc.test.js"
+    base = "test(\n  'adds',\n  () => {\n    expect(add(1, 2)).toBe(3);\n  },\n);\n"
+    head = base.replace("'adds'", "'adds two numbers'")
+    assert tamper_messages(repo, {path: base}, _change({path: head})) == []
+    assert diff_tamper_messages(repo, {path: base}, _change({path: head})) == []

@@ -360,12 +360,47 @@ def _new_skips(
             # Where a JavaScript suite ends is read from indentation, which code need not
             # follow: a skipped suite is taken to hold every test after it in the run.
             names |= _names_after(added, index, reader)
-        if (header is None and not new_file) or existed & names:
+        kept = (
+            kind in ("defining", "conditional")
+            and not new_file
+            and reader.skips_suite(line.text)
+            and _holds_kept_tests(change, sides, line, reader)
+        )
+        if (header is None and not new_file) or existed & names or kept:
             where = "to a test" if kind != "body" else "inside a test"
             if kind == "body" and header is None and helper:
                 where = "inside a fixture or helper"
             found.append(Tamper(change.path, line.number, f"skip marker added {where}"))
     return found
+
+
+def _holds_kept_tests(change: FileChange, sides: Sides, line: Line, reader: Reader) -> bool:
+    """Whether a skipped suite's block, read on the new side (whole with the trees, else the
+    run the diff shows), holds a test whose header the change did not add: a test that ran,
+    skipped by a suite renamed and skipped at once (`describe Calc do` made `xcontext "calc"
+    do`)."""
+    whole = sides.whole("head")
+    shown = whole if whole is not None else sorted((*change.added, *change.context), key=_number)
+    position = next((i for i, other in enumerate(shown) if other.number == line.number), None)
+    if position is None:
+        return False
+    start = position
+    while start > 0 and shown[start - 1].number == shown[start].number - 1:
+        start -= 1
+    end = position
+    while end + 1 < len(shown) and shown[end + 1].number == shown[end].number + 1:
+        end += 1
+    run = shown[start : end + 1]
+    last = start + reader.block_end([other.text for other in run], position - start)
+    fresh = {other.number for other in change.added}
+    return any(
+        run[i - start].number not in fresh and definition_name_at(run, i - start, reader)
+        for i in range(position + 1, min(last, end + 1))
+    )
+
+
+def _number(line: Line) -> int:
+    return line.number
 
 
 def _inner_names(

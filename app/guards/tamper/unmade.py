@@ -14,6 +14,7 @@ still defined elsewhere in the file is not reported.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 
@@ -24,7 +25,8 @@ from app.guards.tamper.finding import Tamper
 from app.guards.tamper.lang import reader_for
 from app.guards.tamper.lang.lexing import masked as lexed
 from app.guards.tamper.lang.reader import Language
-from app.guards.tamper.test_files import is_conftest, reads_tests
+from app.guards.tamper.lang.rust import CFG, RUST, cfg_holds
+from app.guards.tamper.test_files import is_conftest, is_test_path, reads_tests
 from app.guards.trees import TreeView
 
 
@@ -49,6 +51,9 @@ def _whole(
     before = _tests(_numbered(base), reader)
     after, hidden = _tests(_numbered(head), reader, suites=True), reader.masked(head)
     names = {d.name for d in after}
+    # A header line that still defines a test (under another name: a call whose name is on
+    # the next line, renamed there) is a rename.
+    headers = {d.line.number for d in after}
     removed = sorted(line.number for line in change.removed)
     added = sorted(line.number for line in change.added)
     found: list[Tamper] = []
@@ -57,6 +62,8 @@ def _whole(
             continue
         number = _kept(test.line.number, removed, added)
         if not 0 < number <= len(head) or head[number - 1] != test.line.text:
+            continue
+        if number in headers:
             continue
         index = number - 1
         in_text = index in hidden and reader.syntax is not None
@@ -83,11 +90,43 @@ def _shown(change: FileChange, reader: Language) -> list[Tamper]:
     lexical = _run_masked(new_side, reader, lexical=True)
     found: list[Tamper] = []
     context = {olds[c.number]: c.number for c in change.context}
+    headers = {d.line.number for d in after}
     for test in before:
         number = context.get(test.line.number)
-        if number is None or test.name in names:
+        if number is None or test.name in names or number in headers:
             continue
         found.append(_finding(change.path, test, number, number in hidden, number in lexical))
+    if not found and reader is RUST:
+        found += _test_modules_left_out(change, new_side)
+    return found
+
+
+_TEST_MODULE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w*tests?\b")
+
+
+def _test_modules_left_out(change: FileChange, new_side: Sequence[Line]) -> list[Tamper]:
+    """From the diff alone, where the hunk does not reach the tests: a `#[cfg(...)]` false on
+    the test build put on a test module the change keeps (`mod tests`), or a `#![cfg(...)]`
+    on a file of tests."""
+    fresh = {line.number for line in change.added}
+    by_number = {line.number: line for line in new_side}
+    found: list[Tamper] = []
+    for line in change.added:
+        match = CFG.match(line.text)
+        if match is None or cfg_holds(match["pred"]) is not False:
+            continue
+        if match["inner"]:
+            if is_test_path(change.path):
+                found.append(
+                    Tamper(change.path, line.number, "test file left out of the test build")
+                )
+            continue
+        number = line.number + 1
+        while number in by_number and by_number[number].text.strip().startswith("#["):
+            number += 1
+        item = by_number.get(number)
+        if item is not None and number not in fresh and _TEST_MODULE.match(item.text):
+            found.append(Tamper(change.path, line.number, "test module left out of the test build"))
     return found
 
 

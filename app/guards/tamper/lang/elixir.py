@@ -17,5 +17,5 @@ ELIXIR = Language(
     comment="#",
     headers=(re.compile(rf"^\s*(?:describe|test)\s+{_NAME}\s+do\b"),),
     assertions=either(*CHECKS),
-    syntax=Syntax(comment=("#",), spanning=('"""', "'''", '"')),
+    syntax=Syntax(comment=("#",), spanning=('"""', "'''"), quotes=('"', "'")),
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 # A Ruby heredoc opener: `<<~RUBY`, `<<-EOS`, `<<'EOS'`, `<<"EOS"`, `<<EOS`.
 _HEREDOC = re.compile(r"<<[~-]?(['\"`]?)(?P<id>[A-Z_][A-Z0-9_]*)\1")
@@ -76,10 +77,16 @@ def _scan(text: str, syntax: Syntax, state: _State) -> _State:
     """The lexer's state at the end of `text`, starting in `state`."""
     index = 0
     pending_heredoc: str | None = None
+    special = _special(syntax)
     while index < len(text):
         if state.close is not None:
             index = _inside(text, index, syntax, state)
             continue
+        # In code, only a character that may open something needs a look.
+        ahead = special.search(text, index)
+        if ahead is None:
+            break
+        index = ahead.start()
         if any(text.startswith(marker, index) for marker in syntax.comment):
             break
         stepped = syntax.skip.match(text, index) if syntax.skip is not None else None
@@ -103,11 +110,27 @@ def _scan(text: str, syntax: Syntax, state: _State) -> _State:
     return state
 
 
+@cache
+def _special(syntax: Syntax) -> re.Pattern[str]:
+    """The characters that may start a comment, a string or a stepped-over literal."""
+    starts = {token[0] for token in (*syntax.comment, *syntax.quotes, *syntax.spanning)}
+    starts |= {start[0] for start, _ in syntax.block}
+    if syntax.raw:
+        starts.add("r")
+    if syntax.skip is not None:
+        starts |= {"'", "b"}
+    if syntax.ruby:
+        starts.add("<")
+    return re.compile("[" + "".join(re.escape(char) for char in sorted(starts)) + "]")
+
+
 def _opening(text: str, index: int, syntax: Syntax) -> tuple[str, bool, int, int, bool] | None:
     """What opens at `text[index]`: the text that closes it, whether backslashes escape in
     it, how long the opener is, the block comment depth, and whether it may span lines."""
     for start, end in syntax.block:
-        if text.startswith(start, index):
+        # `\/*` is an escaped slash in a regular expression (`/\/*$/`), not a comment.
+        escaped = index > 0 and text[index - 1] == "\\"
+        if text.startswith(start, index) and not escaped:
             return end, False, len(start), 1, True
     if syntax.raw and text.startswith("r", index) and not _in_word(text, index):
         raw = _RAW.match(text, index)

@@ -51,5 +51,5 @@ RUBY = Language(
         rf"|^\s*(?:RSpec\.)?{_GROUPS}\b.*,\s*(?::skip\b|skip:(?!\s*(?:false|nil)\b))"
     ),
     skipped=_SKIPPED,
-    syntax=Syntax(comment=("#",), spanning=('"', "'"), ruby=True),
+    syntax=Syntax(comment=("#",), quotes=('"', "'"), ruby=True),
 )

@@ -25,8 +25,10 @@ _FN = re.compile(
     r"^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?"
     r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+(?P<n>\w+)"
 )
-_CFG = re.compile(r"^\s*#(?P<inner>!?)\[cfg\((?P<pred>.*)\)\]\s*(?://.*)?$")
+CFG = re.compile(r"^\s*#(?P<inner>!?)\[cfg\((?P<pred>.*)\)\]\s*(?://.*)?$")
 _CFG_ATTR = re.compile(r"#\[cfg_attr\((?P<pred>.*),\s*(?:ignore|should_panic)\b")
+# Longest predicate read (a bound on the work; nested ones recurse).
+_MAX_PREDICATE = 2000
 # Values of the configuration `cargo test` builds with on Linux x86_64.
 _TRUE_NAMES = frozenset({"test", "unix", "debug_assertions"})
 _FALSE_NAMES = frozenset({"windows", "miri", "doc", "doctest"})
@@ -51,7 +53,12 @@ _SYNTAX = Syntax(
 def cfg_holds(predicate: str) -> bool | None:
     """Whether a `cfg` predicate holds when `cargo test` builds on Linux x86_64: True,
     False, or None when it cannot be told (a feature, a name of the project's own)."""
-    value, rest = _predicate(predicate.strip())
+    if len(predicate) > _MAX_PREDICATE:
+        return None
+    try:
+        value, rest = _predicate(predicate.strip())
+    except RecursionError:
+        return None
     return value if not rest.strip() else None
 
 
@@ -107,7 +114,7 @@ class _Rust(Language):
         found = super().masked(lines)
         position = 0
         while position < len(lines):
-            match = _CFG.match(lines[position]) if position not in found else None
+            match = CFG.match(lines[position]) if position not in found else None
             if match is None or cfg_holds(match["pred"]) is not False:
                 position += 1
                 continue
