@@ -173,8 +173,11 @@ class LoopWorld:
         return list(listed.parsed_data)
 
     def branches(self) -> list[str]:
-        listed = self.owner.rest.repos.list_branches(self.repo.owner, self.repo.name)
-        return [b.name for b in listed.parsed_data]
+        """The repository's branches, as git sees them over HTTP."""
+        out = self.sandbox.git(
+            "ls-remote", "--heads", self.repo.clone_url, token=self.repo.owner_token
+        ).stdout
+        return [line.split("refs/heads/", 1)[1] for line in out.splitlines() if line.strip()]
 
     def bot_comments(self, number: int) -> list[Any]:
         listed = self.owner.rest.issues.list_comments(
@@ -231,7 +234,8 @@ def make_world(
     **overrides: Any,
 ) -> LoopWorld:
     repo = sandbox.create_repo("octo", "demo", files=files or project_files())
-    for login, level in [("writer", "write"), ("reader", "read"), ("triager", "triage")]:
+    people = [("writer", "write"), ("admin-ish", "maintain"), ("reader", "read"), ("triager", "triage")]
+    for login, level in people:
         sandbox.create_user(login)
         sandbox.control.set_permission("octo", "demo", login, level)
     settings = loop_settings(sandbox, models, tmp_path, **overrides)
