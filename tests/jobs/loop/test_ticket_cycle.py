@@ -8,9 +8,10 @@ import time
 import pytest
 
 from app.controls.halt import HaltRegistry, halt_cause, installation_scope
-from reviewers.fake_servers import delayed, edits_reply
+from reviewers.fake_servers import delayed, edits_reply, replace_block
 from tests.jobs.loop.conftest import (
     APPROVE,
+    DOCSTRING,
     REJECT,
     FIX,
     IMPLEMENTER,
@@ -175,3 +176,54 @@ def test_exhausted_iterations_block_the_ticket_and_keep_the_branch(lw: LoopWorld
     assert "ourobot:blocked" in labels and "ourobot:in-progress" not in labels
     [status] = lw.bot_comments(number)
     assert status.body.count("Blocked:") == 1 and "is kept" in status.body
+
+
+def test_a_rejecting_panel_leads_to_fix_rounds_then_needs_human(lw: LoopWorld):
+    add_doc = replace_block("calc.py", ("def add(a, b):\n", 'def add(a, b):\n    """a plus b."""\n'))
+    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST), edits_reply(DOCSTRING),
+                     edits_reply(add_doc))  # fmt: skip
+    lw.models.default(A, REJECT)
+    lw.models.default(B, APPROVE)
+    number = lw.issue()
+    lw.label(number, "writer")
+    lw.pump()
+    [pull] = lw.pulls()
+    fixes = [j for j in lw.ran if j.name == "fix_round"]
+    assert [j.kwargs["source"] for j in fixes] == ["review"] * 3  # two rounds, then a human
+    heads = [j.kwargs["head_sha"] for j in fixes]
+    assert len(set(heads)) == 3 and heads[-1] == pull.head.sha
+    for head in heads:  # every new head was reviewed again
+        [run] = lw.check_runs(head, "ourobot/review")
+        assert run.conclusion == "failure"
+    assert '"""a times b."""' in lw.file_at(pull.head.sha, "calc.py")
+    # The findings reached the implementer fenced, as another model's opinion.
+    fix_prompt = lw.prompts()[1]
+    assert "<<<BEGIN UNTRUSTED fix-findings" in fix_prompt
+    assert "mul() has no docstring" in fix_prompt
+    assert "ourobot:needs-human" in lw.labels(number)
+    [status] = lw.bot_comments(number)
+    assert "Needs a human" in status.body and "mul() has no docstring" in status.body
+    assert len(lw.models.requests_for(IMPLEMENTER)) == 3
+
+
+def test_fix_from_a_writer_feeds_their_inline_comment_and_notes(lw: LoopWorld):
+    lw.skip = lambda job: job.name == "fix_round"
+    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST), edits_reply(DOCSTRING))
+    lw.models.default(A, APPROVE)
+    lw.models.default(B, APPROVE)
+    number = lw.issue()
+    lw.label(number, "writer")
+    lw.pump()
+    [pull] = lw.pulls()
+    lw.user("writer").rest.pulls.create_review(
+        "octo", "demo", pull.number, event="COMMENT", body="Please document mul.",
+        comments=[{"path": "calc.py", "line": 5, "body": "mul needs a docstring"}],
+    )  # fmt: skip
+    lw.comment("writer", pull.number, "/ourobot fix keep it to one line")
+    lw.pump(only=("command",))
+    fix_prompt = lw.prompts()[1]
+    for text in ("mul needs a docstring", "Please document mul.", "keep it to one line"):
+        assert text in fix_prompt
+    [after] = lw.pulls()
+    assert after.head.sha != pull.head.sha
+    assert '"""a times b."""' in lw.file_at(after.head.sha, "calc.py")
