@@ -51,9 +51,7 @@ ADD_TEST = (
 )
 FIX = replace_block("calc.py", ("    return a - b\n", "    return a + b\n"))
 WITH_TEST = append_block("tests/test_calc.py", ADD_TEST)
-DOCSTRING = replace_block(
-    "calc.py", ("def mul(a, b):\n", 'def mul(a, b):\n    """a times b."""\n')
-)
+DOCSTRING = replace_block("calc.py", ("def mul(a, b):\n", 'def mul(a, b):\n    """a times b."""\n'))
 TICKET_TITLE = "add() subtracts"
 TICKET_BODY = "Make add(a, b) return a + b, with a test."
 
@@ -109,7 +107,9 @@ class LoopWorld:
         return self.user(self.repo.owner)
 
     def issue(self, title: str = TICKET_TITLE, body: str = TICKET_BODY) -> int:
-        made = self.owner.rest.issues.create(self.repo.owner, self.repo.name, title=title, body=body)
+        made = self.owner.rest.issues.create(
+            self.repo.owner, self.repo.name, title=title, body=body
+        )
         return int(made.parsed_data.number)
 
     def label(self, number: int, by: str, name: str = "ourobot:ticket") -> None:
@@ -197,7 +197,11 @@ class LoopWorld:
 
     def file_at(self, ref: str, path: str) -> str:
         got = self.owner.rest.repos.get_content(
-            self.repo.owner, self.repo.name, path, ref=ref, headers={"Accept": "application/vnd.github.raw"}
+            self.repo.owner,
+            self.repo.name,
+            path,
+            ref=ref,
+            headers={"Accept": "application/vnd.github.raw"},
         )
         return got.text
 
@@ -234,7 +238,12 @@ def make_world(
     **overrides: Any,
 ) -> LoopWorld:
     repo = sandbox.create_repo("octo", "demo", files=files or project_files())
-    people = [("writer", "write"), ("admin-ish", "maintain"), ("reader", "read"), ("triager", "triage")]
+    people = [
+        ("writer", "write"),
+        ("admin-ish", "maintain"),
+        ("reader", "read"),
+        ("triager", "triage"),
+    ]
     for login, level in people:
         sandbox.create_user(login)
         sandbox.control.set_permission("octo", "demo", login, level)

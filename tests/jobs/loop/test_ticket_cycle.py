@@ -124,8 +124,10 @@ def test_a_halt_during_a_cycle_stops_it_before_its_next_side_effect(lw: LoopWorl
     thread.join(60)
     assert len(errors) == 1 and halt_cause(errors[0]) is not None
     writes = [
-        e for e in lw.sandbox.control.stats()["log"]
-        if e["method"] in ("POST", "PATCH", "PUT", "DELETE") and e["t"] > halted_at
+        e
+        for e in lw.sandbox.control.stats()["log"]
+        if e["method"] in ("POST", "PATCH", "PUT", "DELETE")
+        and e["t"] > halted_at
         and str(e["identity"]).startswith("installation:")
     ]
     assert writes == []
@@ -179,7 +181,9 @@ def test_exhausted_iterations_block_the_ticket_and_keep_the_branch(lw: LoopWorld
 
 
 def test_a_rejecting_panel_leads_to_fix_rounds_then_needs_human(lw: LoopWorld):
-    add_doc = replace_block("calc.py", ("def add(a, b):\n", 'def add(a, b):\n    """a plus b."""\n'))
+    add_doc = replace_block(
+        "calc.py", ("def add(a, b):\n", 'def add(a, b):\n    """a plus b."""\n')
+    )
     lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST), edits_reply(DOCSTRING),
                      edits_reply(add_doc))  # fmt: skip
     lw.models.default(A, REJECT)
