@@ -45,9 +45,10 @@ class Deployed:
     def labeled_issue(self, by: str = "writer") -> int:
         owner = self.user(self.repo.owner)
         number = int(
-            owner.rest.issues.create("octo", "demo", title="add() subtracts",
-                                     body="Make add return a + b.").parsed_data.number
-        )  # fmt: skip
+            owner.rest.issues.create(
+                "octo", "demo", title="add() subtracts", body="Make add return a + b."
+            ).parsed_data.number
+        )
         self.user(by).rest.issues.add_labels("octo", "demo", number, labels=["ourobot:ticket"])
         return number
 
@@ -66,8 +67,9 @@ class Deployed:
         return {run.name: run.conclusion for run in runs.check_runs}
 
     def branches(self) -> list[str]:
-        out = self.sandbox.git("ls-remote", "--heads", self.repo.clone_url,
-                               token=self.repo.owner_token).stdout  # fmt: skip
+        out = self.sandbox.git(
+            "ls-remote", "--heads", self.repo.clone_url, token=self.repo.owner_token
+        ).stdout
         return [line.split("refs/heads/", 1)[1] for line in out.splitlines() if line]
 
 

@@ -35,9 +35,13 @@ def test_ourobots_failing_review_or_guards_asks_for_a_fix_round():
     [job] = on_check_run(event(), settings=SETTINGS)
     assert job.name == "fix_round"
     assert job.kwargs == {
-        "installation_id": 5, "repo": "octo/demo", "number": 3, "head_sha": SHA,
-        "source": "review", "check_run_id": 9,
-    }  # fmt: skip
+        "installation_id": 5,
+        "repo": "octo/demo",
+        "number": 3,
+        "head_sha": SHA,
+        "source": "review",
+        "check_run_id": 9,
+    }
     [job] = on_check_run(event(name="ourobot/guards"), settings=SETTINGS)
     assert job.kwargs["source"] == "guards"
 

@@ -27,7 +27,7 @@ from app.jobs.context import JobContext
 from app.jobs.registry import Job, load_job_modules, registered_jobs
 from app.settings import Settings, load_settings
 from app.store import Store
-from reviewers.fake_servers import FakeModels, Text, append_block, edits_reply, replace_block
+from reviewers.fake_servers import FakeModels, Text, append_block, replace_block
 from tests.plugins.sandbox import Delivery, SandboxHandle, SeededRepo, WebhookSink
 
 IMPLEMENTER = "anthropic:claude-impl"

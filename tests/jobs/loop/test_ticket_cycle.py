@@ -12,9 +12,9 @@ from reviewers.fake_servers import delayed, edits_reply, replace_block
 from tests.jobs.loop.conftest import (
     APPROVE,
     DOCSTRING,
-    REJECT,
     FIX,
     IMPLEMENTER,
+    REJECT,
     WITH_TEST,
     A,
     B,
@@ -184,8 +184,9 @@ def test_a_rejecting_panel_leads_to_fix_rounds_then_needs_human(lw: LoopWorld):
     add_doc = replace_block(
         "calc.py", ("def add(a, b):\n", 'def add(a, b):\n    """a plus b."""\n')
     )
-    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST), edits_reply(DOCSTRING),
-                     edits_reply(add_doc))  # fmt: skip
+    lw.models.script(
+        IMPLEMENTER, edits_reply(FIX, WITH_TEST), edits_reply(DOCSTRING), edits_reply(add_doc)
+    )
     lw.models.default(A, REJECT)
     lw.models.default(B, APPROVE)
     number = lw.issue()
@@ -220,9 +221,13 @@ def test_fix_from_a_writer_feeds_their_inline_comment_and_notes(lw: LoopWorld):
     lw.pump()
     [pull] = lw.pulls()
     lw.user("writer").rest.pulls.create_review(
-        "octo", "demo", pull.number, event="COMMENT", body="Please document mul.",
+        "octo",
+        "demo",
+        pull.number,
+        event="COMMENT",
+        body="Please document mul.",
         comments=[{"path": "calc.py", "line": 5, "body": "mul needs a docstring"}],
-    )  # fmt: skip
+    )
     lw.comment("writer", pull.number, "/ourobot fix keep it to one line")
     lw.pump(only=("command",))
     fix_prompt = lw.prompts()[1]
