@@ -289,12 +289,13 @@ def _model(title: str) -> str:
 
 
 def guards_findings(github: GitHub[Any], repo: str, check_run_id: int | None) -> list[FixFinding]:
-    """The guards' violations, read from their check run's annotations."""
+    """The guards' violations: their check run's annotations, and its summary when none has a
+    line (a whole-PR limit, such as the deletions of the entire change)."""
     if check_run_id is None:
         return []
     owner, name = repo.split("/", 1)
     listed = github.rest.checks.list_annotations(owner, name, check_run_id).parsed_data
-    return [
+    found = [
         FixFinding(
             "guards",
             str(a.annotation_level or "failure"),
@@ -305,6 +306,14 @@ def guards_findings(github: GitHub[Any], repo: str, check_run_id: int | None) ->
         )
         for a in listed
     ]
+    if found:
+        return found
+    run = github.rest.checks.get(owner, name, check_run_id).parsed_data
+    output = run.output
+    text = str(getattr(output, "text", None) or getattr(output, "summary", None) or "")
+    if not text.strip():
+        return []
+    return [FixFinding("guards", "failure", None, None, text[:4000], "ourobot/guards")]
 
 
 def person_findings(github: GitHub[Any], repo: str, number: int, login: str) -> list[FixFinding]:

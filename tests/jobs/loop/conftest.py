@@ -64,8 +64,8 @@ def config_text(**extra: str) -> str:
         f"models: {{implementer: {IMPLEMENTER}, planner: {IMPLEMENTER}}}",
         "budgets: {implementer_iterations: 3, fix_iterations: 2, test_timeout_s: 60}",
         f'review: {{models: ["{A}", "{B}"], quorum: 2, timeout_s: 20, rounds: 2}}',
-        "guards: {apply_to: bot}",
     ]
+    extra.setdefault("guards", "{apply_to: bot}")
     lines += [f"{key}: {value}" for key, value in extra.items()]
     return "\n".join(lines) + "\n"
 

@@ -19,6 +19,9 @@ from tests.jobs.loop.conftest import (
     A,
     B,
     LoopWorld,
+    config_text,
+    make_world,
+    project_files,
 )
 
 pytestmark = pytest.mark.slow
@@ -236,3 +239,44 @@ def test_fix_from_a_writer_feeds_their_inline_comment_and_notes(lw: LoopWorld):
     [after] = lw.pulls()
     assert after.head.sha != pull.head.sha
     assert '"""a times b."""' in lw.file_at(after.head.sha, "calc.py")
+
+
+def test_failing_guards_on_ourobots_pr_are_fed_back_the_same_way(
+    sandbox, webhook_sink, fake_models, tmp_path
+):
+    files = project_files(config_text(guards="{apply_to: bot, max_deleted_lines: 1}"))
+    lw = make_world(sandbox, webhook_sink, fake_models, tmp_path, files=files)
+    rename = replace_block(
+        "calc.py", ("def add(a, b):\n    return a - b\n", "def add(x, y):\n    return x + y\n")
+    )
+    lw.models.script(
+        IMPLEMENTER, edits_reply(rename, WITH_TEST), edits_reply(DOCSTRING), edits_reply(DOCSTRING)
+    )
+    lw.models.default(A, APPROVE)
+    lw.models.default(B, APPROVE)
+    number = lw.issue()
+    lw.label(number, "writer")
+    lw.pump()
+    assert len(lw.pulls()) == 1, [c.body for c in lw.bot_comments(number)]
+    guards_fixes = [j for j in lw.ran if j.name == "fix_round" and j.kwargs["source"] == "guards"]
+    assert guards_fixes, [j.name for j in lw.ran]
+    fix_prompt = lw.prompts()[1]
+    assert "<<<BEGIN UNTRUSTED fix-findings" in fix_prompt
+    assert "GUARDS" in fix_prompt and "deletions" in fix_prompt
+    assert "ourobot:needs-human" in lw.labels(number)
+    lw.store.close()
+
+
+def test_the_token_never_lands_in_the_mirror(lw: LoopWorld):
+    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
+    lw.models.default(A, APPROVE)
+    lw.models.default(B, APPROVE)
+    lw.label(lw.issue(), "writer")
+    lw.pump(only=("ticket",))
+    assert len(lw.pulls()) == 1
+    token = lw.ctx.github.git_token(lw.repo.installation_id)
+    mirror = lw.settings.data_dir / "mirrors" / "octo" / "demo.git"
+    for path in mirror.rglob("*"):
+        if path.is_file() and path.stat().st_size < 1_000_000:
+            assert token.encode() not in path.read_bytes(), path
+    assert "extraheader" not in (mirror / "config").read_text().lower()
