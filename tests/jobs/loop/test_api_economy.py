@@ -63,7 +63,7 @@ def test_one_labeled_issue_asks_each_endpoint_once_and_reuses_its_tokens(lw: Loo
 def test_a_secondary_rate_limit_is_waited_out_not_hammered(lw: LoopWorld):
     lw.models.default(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
     lw.sandbox.control.add_fault("secondary", method="POST", path=r"/pulls$", retry_after_s=2)
-    rest, _, log = _one_cycle(lw)
+    _, _, log = _one_cycle(lw)
     posts = [e for e in log if e["method"] == "POST" and e["path"].endswith("/pulls")]
     assert [e["status"] for e in posts] == [403, 201]
     assert posts[1]["t"] - posts[0]["t"] >= 2.0
