@@ -85,7 +85,8 @@ class CycleRecords:
         assert found is not None
         return found
 
-    def count(self, repo: str, number: int, kind: str) -> int:
+    def count(self, repo: str, number: int, kind: str, *, besides: str | None = None) -> int:
+        """Runs of `kind` for this issue or pull request, other than the run `besides`."""
         with self.store.read_session() as session:
             count = session.execute(
                 select(func.count())
@@ -94,6 +95,7 @@ class CycleRecords:
                     loop_cycles.c.repo == repo.lower(),
                     loop_cycles.c.number == number,
                     loop_cycles.c.kind == kind,
+                    loop_cycles.c.key != (besides or ""),
                 )
             ).scalar_one()
         return int(count)

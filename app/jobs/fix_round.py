@@ -154,7 +154,8 @@ class _Round:
         if config.mode == "light":
             return replies.ticket_light_mode()
         findings = self.findings()
-        rounds = self.records.count(run.repo, run.number, "fix")
+        # A retry of this round (a killed worker) is not a round of its own.
+        rounds = self.records.count(run.repo, run.number, "fix", besides=run.key)
         automatic = run.source != "command"
         if automatic and not findings:
             return "The failing check named no finding to fix; nothing was done."
