@@ -22,10 +22,8 @@ CYCLE = {
     "POST /repos/{owner}/{repo}/pulls": 1,
     "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}": 1,
 }
-FIRST_IN_PROCESS = {
-    "GET /app": 1,  # ourobot's own login, once per process
-    "POST /app/installations/{installation_id}/access_tokens": 2,  # REST, then git
-}
+# Once per process (ourobot's own login) and per installation and hour (REST, then git).
+ONCE = {"GET /app": 1, "POST /app/installations/{installation_id}/access_tokens": 2}
 
 
 def _one_cycle(lw: LoopWorld) -> tuple[Counter[str], Counter[str], list[dict]]:
@@ -47,7 +45,10 @@ def _one_cycle(lw: LoopWorld) -> tuple[Counter[str], Counter[str], list[dict]]:
 def test_one_labeled_issue_asks_each_endpoint_once_and_reuses_its_tokens(lw: LoopWorld):
     lw.models.default(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
     rest, git, log = _one_cycle(lw)
-    assert dict(rest) == {**CYCLE, **FIRST_IN_PROCESS}
+    # This process may have learned its login in an earlier test: at most once, never more.
+    assert rest["GET /app"] <= 1
+    assert rest["POST /app/installations/{installation_id}/access_tokens"] == 2
+    assert {k: n for k, n in rest.items() if k not in ONCE} == CYCLE
     assert sum(git.values()) in (4, 5)  # ref advertisement and pack, to fetch and to push
     assert git["POST git-receive-pack (git-receive-pack)"] == 1
     reads = Counter(e["path"] for e in log if e["method"] == "GET")

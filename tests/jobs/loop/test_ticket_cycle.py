@@ -116,7 +116,8 @@ def test_a_halt_during_a_cycle_stops_it_before_its_next_side_effect(lw: LoopWorl
     [job] = [j for d in lw.new_deliveries() for j in lw.jobs_of(d) if j.name == "ticket"]
     thread, errors = lw.run_in_thread(job)
     deadline = time.monotonic() + 30
-    while not lw.bot_comments(number) and time.monotonic() < deadline:
+    # The cycle is waiting on the model: its earlier writes are done, its next one is ahead.
+    while not lw.models.requests_for(IMPLEMENTER) and time.monotonic() < deadline:
         time.sleep(0.1)
     [working] = lw.bot_comments(number)
     assert "Working on this ticket" in working.body
