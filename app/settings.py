@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
@@ -17,6 +18,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 from app.errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 # The longest any task may run (hard limit). Celery's Redis visibility timeout is set above it,
 # so a task still running is never handed to a second worker.
@@ -59,6 +61,8 @@ class Settings(BaseSettings):
     sweep_after_s: float = Field(default=300.0, gt=0)
     # How often failed webhook deliveries are listed and redelivered (needs App credentials).
     redelivery_interval_s: float = Field(default=600.0, gt=0)
+    # How often the beat looks for repositories due a scheduled scout run (`scout.every_hours`).
+    scout_sweep_interval_s: float = Field(default=3600.0, gt=0)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "anthropic_api_key")
@@ -116,6 +120,19 @@ class Settings(BaseSettings):
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _redis_url(cls, value: Any) -> Any:
+        # Checked here, at startup, so a typo is one line naming the variable rather than a
+        # traceback from deep inside Celery or redis-py the first time a process connects.
+        if isinstance(value, str) and not value.strip():
+            return None  # OUROBOT_REDIS_URL= (empty) means embedded mode, as unset does
+        if isinstance(value, str) and urlsplit(value).scheme not in REDIS_SCHEMES:
+            raise ValueError(
+                "not a Redis URL: expected redis://HOST:PORT/DB, rediss://... or unix://PATH"
+            )
+        return value
 
     @property
     def effective_database_url(self) -> str:
@@ -188,4 +205,5 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         first = exc.errors()[0]
         field_name = ".".join(str(p) for p in first["loc"]) or "settings"
         var = field_name.upper() if field_name.isupper() else f"OUROBOT_{field_name.upper()}"
-        raise ConfigError(f"{var}: {first['msg']}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{var}: {message}") from None

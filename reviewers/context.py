@@ -10,11 +10,12 @@ hidden content, secrets redacted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from reviewers.connectivity import ImportGraph, connectivity_order
 from reviewers.diff import FileDiff, Hunk, file_heading
+from reviewers.obligations import Obligation
 from reviewers.prompts import Template, Untrusted, render
 
 MAX_LINKED_NAMES = 5
@@ -38,6 +39,10 @@ Review this change (base {{BASE}}, head {{HEAD}}).
 ## Not shown
 
 {{OMITTED}}
+
+## Open obligations from earlier rounds
+
+{{OBLIGATIONS}}
 
 Answer in the output format of your instructions; your last line is the verdict.
 """,
@@ -89,6 +94,8 @@ class ReviewInputs:
     constitution: str | None = None
     project_name: str = ""
     project_description: str = ""
+    # The open obligations of earlier rounds on this pull request, to be answered one by one.
+    obligations: tuple[Obligation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,9 @@ class ReviewPrompt:
     system: str
     user: str
     selection: DiffSelection
+    # The id of every obligation the prompt lists, and whether it blocks: each answer must
+    # name exactly these.
+    asked: Mapping[str, bool] = field(default_factory=dict)
 
     def chars(self) -> int:
         return len(self.system) + len(self.user)
@@ -143,10 +153,20 @@ def build_review_prompt(
             "DIFF_SUMMARY": selection.summary(),
             "DIFF": Untrusted("diff", selection.text, "code"),
             "OMITTED": omitted,
+            "OBLIGATIONS": _obligations(inputs.obligations),
         },
         secrets=secret_values,
     )
-    return ReviewPrompt(system=system, user=user, selection=selection)
+    asked = {item.id: item.blocking for item in inputs.obligations}
+    return ReviewPrompt(system=system, user=user, selection=selection, asked=asked)
+
+
+def _obligations(obligations: Sequence[Obligation]) -> str | Untrusted:
+    """The open obligations, fenced: their reasons are an earlier model's words."""
+    if not obligations:
+        return "None: this is the first round, or every earlier finding was resolved."
+    listing = "\n".join(item.describe() for item in obligations) + "\n"
+    return Untrusted("obligations", listing, "code")
 
 
 def select_diff(files: Sequence[FileDiff], graph: ImportGraph, max_chars: int) -> DiffSelection:

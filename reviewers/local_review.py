@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.errors import UserError
-from app.repo_config import RepoConfig, load_repo_config, load_repo_config_file
+from app.repo_config import RepoConfig, load_named_config_file, load_repo_config
 from reviewers.context import ReviewInputs, ReviewPrompt, build_review_prompt
 from reviewers.git_source import (
     CONFIG_PATH,
@@ -21,7 +21,7 @@ from reviewers.git_source import (
     read_change,
     read_file_at,
 )
-from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for
+from reviewers.panel import OnVerdict, PanelMember, ScopeRequest, run_panel, scope_review_for
 from reviewers.prompts import load_template
 from reviewers.providers import ProviderCredentials, build_client
 from reviewers.repo_map import build_scope_prompt
@@ -57,9 +57,7 @@ def read_ticket(path: Path) -> str:
 def load_config(repo: Path, base_sha: str, config_file: Path | None) -> RepoConfig:
     """`--config FILE` if given (it must exist), else `.github/ourobot.yml` at the base."""
     if config_file is not None:
-        if not config_file.is_file():
-            raise UserError(f"--config {config_file}: no such file")
-        return load_repo_config_file(config_file)
+        return load_named_config_file(config_file)
     text = read_file_at(repo, base_sha, CONFIG_PATH, what="repo config")
     return load_repo_config(text, source=f"{base_sha[:12]}:{CONFIG_PATH}")
 
@@ -112,7 +110,9 @@ def prepare(
     return LocalReview(change=change, config=config, prompt=prompt, scope_prompt=scope_prompt)
 
 
-def run_local_review(prepared: LocalReview, env: Mapping[str, str]) -> PanelResult:
+def run_local_review(
+    prepared: LocalReview, env: Mapping[str, str], *, on_verdict: OnVerdict | None = None
+) -> PanelResult:
     """The panel of `review.models` on the prepared prompt; with `context: max`, the first
     of them is also the scope reviewer."""
     credentials = ProviderCredentials.from_env(env)
@@ -130,4 +130,5 @@ def run_local_review(prepared: LocalReview, env: Mapping[str, str]) -> PanelResu
         head_sha=prepared.change.head_sha,
         scope=scope_review_for(review.context),
         scope_request=scope_request,
+        on_verdict=on_verdict,
     )

@@ -11,16 +11,22 @@ model SDK.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from reviewers.context import ReviewPrompt
 from reviewers.model_client import ModelClient
+from reviewers.obligations import RoundRules, assess, next_obligations, rests_on_advisory
 from reviewers.result import Conclusion, ModelVerdict, PanelResult, Reason, ScopeReview
 from reviewers.reviewer import DEFAULT_MAX_TOKENS, BeforeCall, review
 from reviewers.verdict import VerdictKind
+
+# Told of each verdict as it arrives (and of each timeout at the deadline), from the thread that
+# runs the panel: a review may take minutes, and the person waiting should see it move.
+OnVerdict = Callable[[ModelVerdict], None]
 
 
 @dataclass(frozen=True)
@@ -127,13 +133,21 @@ def run_panel(
     scope_request: ScopeRequest | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     before_call: BeforeCall | None = None,
+    on_verdict: OnVerdict | None = None,
+    rules: RoundRules | None = None,
 ) -> PanelResult:
     """Every member reviews `prompt` at once; the result after all answered or `timeout_s`.
     Then, if the quorum passed and `scope_request` is given, the scope reviewer within its
     own `timeout_s` (asked only then: a failed panel needs no scope verdict to fail)."""
     if not members:
         raise ValueError("a panel needs at least one member")
-    verdicts = _ask_all(members, prompt, timeout_s, max_tokens, before_call)
+    rules = rules or RoundRules()
+    if dict(prompt.asked) != rules.asked():
+        raise ValueError("the prompt must list exactly the obligations the round asks about")
+    verdicts = tuple(
+        settle(verdict, rules)
+        for verdict in _ask_all(members, prompt, timeout_s, max_tokens, before_call, on_verdict)
+    )
     decision = decide(
         [verdict.verdict for verdict in verdicts],
         quorum,
@@ -143,12 +157,25 @@ def run_panel(
     if scope_request is not None:
         if decision.conclusion == "success":
             asked = _ask_all(
-                [scope_request.member], scope_request.prompt, timeout_s, max_tokens, before_call
+                [scope_request.member],
+                scope_request.prompt,
+                timeout_s,
+                max_tokens,
+                before_call,
+                on_verdict,
             )
             scope = ScopeReview.from_verdict(asked[0])
         else:
             scope = ScopeReview("skipped", "not asked: the panel failed without it")
         decision = decide_scope(decision, scope)
+    usable = [v for v in verdicts if v.verdict != "incomplete"]
+    obligations = next_obligations(
+        rules,
+        [v.answers if v.verdict != "incomplete" else () for v in verdicts],
+        [a for v in usable for a in v.assessed],
+        rejected=decision.reason == "rejected",
+        head_sha=head_sha,
+    )
     return PanelResult(
         conclusion=decision.conclusion,
         reason=decision.reason,
@@ -160,7 +187,21 @@ def run_panel(
         scope=scope,
         omitted=prompt.selection.omitted,
         diff_summary=prompt.selection.summary(),
+        round=rules.round,
+        asked=rules.obligations,
+        obligations=obligations,
     )
+
+
+def settle(verdict: ModelVerdict, rules: RoundRules) -> ModelVerdict:
+    """`verdict` as this round counts it: each finding assessed, and a REJECT that rests only
+    on advisory findings (no location, or new and about untouched code after
+    `review.converge_after` rounds) counted as an approval."""
+    assessed = tuple(assess(verdict.model, finding, rules) for finding in verdict.findings)
+    settled = replace(verdict, assessed=assessed)
+    if verdict.verdict == "reject" and rests_on_advisory(assessed, verdict.answers, rules):
+        return replace(settled, verdict="approve", said="reject")
+    return settled
 
 
 def _ask_all(
@@ -169,13 +210,14 @@ def _ask_all(
     timeout_s: float,
     max_tokens: int,
     before_call: BeforeCall | None,
+    on_verdict: OnVerdict | None = None,
 ) -> tuple[ModelVerdict, ...]:
     """Each member's verdict on `prompt`, asked in parallel; incomplete past `timeout_s`."""
-    slots: list[ModelVerdict | None] = [None] * len(members)
+    arrivals: queue.Queue[tuple[int, ModelVerdict]] = queue.Queue()
     threads = [
         threading.Thread(
             target=_run_member,
-            args=(slots, index, member, prompt, timeout_s, max_tokens, before_call),
+            args=(arrivals, index, member, prompt, timeout_s, max_tokens, before_call),
             name=f"reviewer-{member.model}",
             # A reviewer past its deadline is abandoned, not waited for: it must not keep
             # the process (the CLI, a worker task) alive after the panel has decided.
@@ -186,25 +228,33 @@ def _ask_all(
     deadline = time.monotonic() + timeout_s
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    answered = list(slots)  # what arrived by the deadline; later writes are not looked at
-    return tuple(
-        slot
-        if slot is not None
-        else ModelVerdict(
-            member.model,
-            "incomplete",
-            problem=f"no verdict within review.timeout_s ({timeout_s:g}s)",
-            error_kind="timeout",
-            elapsed_s=timeout_s,
-        )
-        for member, slot in zip(members, answered, strict=True)
-    )
+    slots: list[ModelVerdict | None] = [None] * len(members)
+    for _ in members:
+        try:
+            index, verdict = arrivals.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break  # what arrived by the deadline counts; later answers are not looked at
+        slots[index] = verdict
+        if on_verdict is not None:
+            on_verdict(verdict)
+    verdicts = []
+    for member, slot in zip(members, slots, strict=True):
+        if slot is None:
+            slot = ModelVerdict(
+                member.model,
+                "incomplete",
+                problem=f"no verdict within review.timeout_s ({timeout_s:g}s)",
+                error_kind="timeout",
+                elapsed_s=timeout_s,
+            )
+            if on_verdict is not None:
+                on_verdict(slot)
+        verdicts.append(slot)
+    return tuple(verdicts)
 
 
 def _run_member(
-    slots: list[ModelVerdict | None],
+    arrivals: queue.Queue[tuple[int, ModelVerdict]],
     index: int,
     member: PanelMember,
     prompt: ReviewPrompt,
@@ -212,9 +262,9 @@ def _run_member(
     max_tokens: int,
     before_call: BeforeCall | None,
 ) -> None:
-    # One slot per thread, written once: the main thread reads it only after join returns
-    # or the deadline passed (a late write is then simply ignored).
-    slots[index] = review(
+    # One verdict per thread, put once: the panel's thread reads the queue until the
+    # deadline (a late verdict is simply never read).
+    verdict = review(
         member.model,
         member.client,
         prompt,
@@ -222,3 +272,4 @@ def _run_member(
         max_tokens=max_tokens,
         before_call=before_call,
     )
+    arrivals.put((index, verdict))

@@ -129,7 +129,7 @@ def build_client(
     if key is None and not _is_loopback(url):
         return _Unconfigured(
             model.id,
-            f"{model.id}: no key may be sent to {url} (the environment's key belongs to "
+            f"no key may be sent to {url} (the environment's key belongs to "
             f"{'ANTHROPIC' if model.provider == 'anthropic' else 'OPENAI'}_BASE_URL); point "
             "that variable at this endpoint or use a local (127.0.0.1) server",
         )
@@ -157,7 +157,8 @@ def build_fallback(
 
 def _missing_key_message(model: ModelRef) -> str:
     variable = "ANTHROPIC_API_KEY" if model.provider == "anthropic" else "OPENAI_API_KEY"
-    return f"{model.id}: {variable} is not set"
+    # The model is named by whoever shows this (a verdict row, a fallback chain's list).
+    return f"{variable} is not set"
 
 
 class _Unconfigured:

@@ -2,11 +2,13 @@
 
 A line-level reviewer sees the diff; the scope reviewer (`review.context: max`) sees where the
 change sits in the repository: the file tree at the head (paths and sizes), the project's
-goals (README and constitution openings, at the base: a change cannot rewrite the goals it is
-judged by), the coupling of the changed files (import links, most connected neighbours) and
-the prompt and governance files it touches. Everything is read from git, bounded by the
-review budget (each part has its share; what does not fit is counted, never cut silently),
-fenced as untrusted data and redacted of known secrets.
+goals (the README's opening and the whole constitution, at the base: a change cannot rewrite
+the goals it is judged by), the coupling of the changed files (import links, most connected
+neighbours) and the prompt and governance files it touches. Everything is read from git,
+bounded by the review budget, fenced as untrusted data and redacted of known secrets. The
+constitution is never cut: it is read whole and its length comes off the budget first, so the
+tree, the README and the coupling shrink to make room (each part has its share of what is
+left; what does not fit is counted, never cut silently).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ Judge the scope of this change (base {{BASE}}, head {{HEAD}}).
 
 {{README}}
 
-## Goals: constitution (opening lines, at the base)
+## Goals: the constitution (whole, at the base)
 
 {{CONSTITUTION}}
 
@@ -90,17 +92,20 @@ class RepoMap:
 
 
 def read_repo_map(repo: Path, change: Change, *, max_chars: int) -> RepoMap:
-    """The map of `repo` around `change`, within about `max_chars` characters."""
-    budget = max(max_chars, 4 * MIN_PART_CHARS)
+    """The map of `repo` around `change`, within about `max_chars` characters plus the whole
+    constitution (raises `UserError` if it cannot be read whole)."""
+    constitution = read_file_at(repo, change.base_sha, CONSTITUTION_PATH, what="constitution")
+    room = max_chars - len(constitution or "")
+    budget = max(room, 4 * MIN_PART_CHARS)
     entries = _tree(repo, change.head_sha)
     tree, omitted = _bounded_tree(entries, _share(budget, TREE_SHARE))
-    goal_chars = _share(budget, GOALS_SHARE) // 2
+    goal_chars = _share(budget, GOALS_SHARE)
     changed_paths = [diff.path for diff in change.files]
     return RepoMap(
         changed="".join(f"{diff.file.status} {diff.path}\n" for diff in change.files),
         tree=tree,
         readme=_goal(repo, change.base_sha, README_PATHS, goal_chars),
-        constitution=_goal(repo, change.base_sha, (CONSTITUTION_PATH,), goal_chars),
+        constitution=constitution,
         coupling=coupling(changed_paths, change.graph, _share(budget, COUPLING_SHARE)),
         prompts=_prompt_files([path for path, _ in entries], set(changed_paths)),
         tree_omitted=omitted,

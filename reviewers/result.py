@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from reviewers.context import Omission
 from reviewers.model_client import Usage
-from reviewers.verdict import Finding, VerdictKind
+from reviewers.obligations import Assessed, Obligation
+from reviewers.verdict import Answer, Finding, VerdictKind
 
 Conclusion = Literal["success", "failure"]
 Reason = Literal["approved", "rejected", "incomplete", "budget"]
@@ -36,6 +37,24 @@ class ModelVerdict:
     usage: Usage = field(default_factory=Usage)
     answered_by: str = ""  # the model that answered, when a fallback chain stands behind `model`
     elapsed_s: float = 0.0
+    answers: tuple[Answer, ...] = ()  # to the open obligations the prompt listed
+    assessed: tuple[Assessed, ...] = ()  # `findings` as the round's rules count them
+    # What the model said when the rules count it otherwise (a REJECT resting only on
+    # advisory findings counts as an approval); None when they agree.
+    said: VerdictKind | None = None
+
+    def progress_line(self) -> str:
+        """One line saying this verdict arrived: `<model>: <verdict>, N findings (Ts)` and,
+        when there is no usable verdict, why (control characters of a model's text shown as
+        `?`, so an answer cannot rewrite the terminal or the Actions log)."""
+        line = f"{self.model}: {self.verdict}"
+        if self.verdict != "incomplete":
+            count = len(self.findings)
+            line += f", {count} finding{'' if count == 1 else 's'}"
+        line += f" ({self.elapsed_s:.1f}s)"
+        if self.problem:
+            line += f": {self.problem}"
+        return "".join(char if char.isprintable() else "?" for char in line)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +62,16 @@ class ModelVerdict:
             "verdict": self.verdict,
             "findings": [finding.as_dict() for finding in self.findings],
         }
+
+    def verdict_note(self) -> str:
+        """Why this verdict needs a word in the table, if it does."""
+        if self.problem:
+            return self.problem
+        if self.said is not None:
+            return f"said {self.said}, but every blocking finding is advisory"
+        if self.answered_by and self.answered_by != self.model:
+            return f"answered by {self.answered_by}"
+        return ""
 
 
 @dataclass(frozen=True)
@@ -77,6 +106,9 @@ class PanelResult:
     scope: ScopeReview
     omitted: tuple[Omission, ...] = ()
     diff_summary: str = ""
+    round: int = 1
+    asked: tuple[Obligation, ...] = ()  # the open obligations this round was asked about
+    obligations: tuple[Obligation, ...] = ()  # every obligation after this round
 
     def as_json(self) -> dict[str, Any]:
         """Exactly the CLI's contract (DESIGN.md §3): conclusion, reason, verdicts."""
@@ -115,24 +147,22 @@ class PanelResult:
             "| --- | --- | --- | --- |",
         ]
         for verdict in self.verdicts:
-            note = verdict.problem or (
-                f"answered by {verdict.answered_by}"
-                if verdict.answered_by and verdict.answered_by != verdict.model
-                else ""
-            )
+            note = verdict.verdict_note()
             lines.append(
                 f"| {_code(verdict.model)} | {verdict.verdict} | {len(verdict.findings)} "
                 f"| {_cell(note)} |"
             )
         found = self.findings()
+        weights = {(a.model, a.finding): a for v in self.verdicts for a in v.assessed}
         if found:
             lines += ["", "### Findings", ""]
             lines += [
-                f"- **{item.finding.severity}** "
-                f"{_code(f'{item.finding.path}:{item.finding.line}')} "
+                f"- {_weight(weights.get((item.model, item.finding)))}**{item.finding.severity}** "
+                f"{_code(item.finding.where)} "
                 f"({item.model}): {_cell(item.finding.reason)}"
                 for item in found
             ]
+        lines += self._obligation_lines()
         lines += ["", f"Scope review: {self.scope.status} ({_cell(self.scope.reason)})."]
         if self.diff_summary:
             lines += ["", f"Diff shown to the panel: {self.diff_summary}"]
@@ -140,6 +170,32 @@ class PanelResult:
             lines += ["", "### Not shown to the panel", ""]
             lines += [f"- {_code(o.path)}: {o.what} ({o.chars:,} characters)" for o in self.omitted]
         return "\n".join(lines) + "\n"
+
+    def _obligation_lines(self) -> list[str]:
+        if not self.obligations:
+            return []
+        lines = [
+            "",
+            f"### Obligations after round {self.round}",
+            "",
+            "| Id | Status | Where | Finding | Answer |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for item in self.obligations:
+            weight = item.severity if item.blocking else f"{item.severity}, advisory"
+            lines.append(
+                f"| `{item.id}` | {item.status} | {_code(item.where)} "
+                f"| {weight}: {_cell(item.reason)} | {_cell(item.answer)} |"
+            )
+        return lines
+
+
+def _weight(assessed: Assessed | None) -> str:
+    """A finding's id, and why a serious one is only advisory."""
+    if assessed is None:
+        return ""
+    why = f" (advisory: {assessed.why})" if assessed.why else ""
+    return f"`{assessed.id}`{why} "
 
 
 def _cell(text: str) -> str:

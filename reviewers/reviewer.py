@@ -59,7 +59,7 @@ def review(
         return incomplete(exc.kind, str(exc))
     except Exception as exc:  # a client bug must fail this reviewer closed, not the panel
         return incomplete("internal", f"internal error: {type(exc).__name__}: {exc}")
-    parsed = parse_verdict(answer.text)
+    parsed = parse_verdict(answer.text, prompt.asked)
     problem = parsed.problem
     if parsed.verdict == "incomplete" and answer.stop_reason in ("max_tokens", "length"):
         problem = f"{problem} (the answer was cut off at {max_tokens} tokens)"
@@ -73,4 +73,5 @@ def review(
         usage=answer.usage,
         answered_by=answer.model,
         elapsed_s=time.monotonic() - started,
+        answers=parsed.answers,
     )

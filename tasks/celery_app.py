@@ -22,7 +22,7 @@ from app.errors import ConfigError
 from app.jobs.registry import load_job_modules
 from app.settings import Settings
 from app.webhooks.recovery import REDELIVERY_JOB
-from tasks.dispatch import SWEEP_TASK, task_name
+from tasks.dispatch import SCOUT_SWEEP_TASK, SWEEP_TASK, task_name
 from tasks.job_tasks import register_tasks
 
 VISIBILITY_FACTOR = 2
@@ -117,5 +117,11 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
             "task": task_name(REDELIVERY_JOB),
             "schedule": settings.redelivery_interval_s,
             "options": {"expires": settings.redelivery_interval_s},
+        },
+        # Sends nothing unless a repository's config sets scout.every_hours (off by default).
+        "scout-schedule": {
+            "task": SCOUT_SWEEP_TASK,
+            "schedule": settings.scout_sweep_interval_s,
+            "options": {"expires": settings.scout_sweep_interval_s},
         },
     }

@@ -21,6 +21,8 @@ PROCESS_DELIVERY_TASK = "ourobot.process_delivery"
 # in the serving process, where every millisecond of CPU competes with acknowledging webhooks.
 PROCESS_DELIVERIES_TASK = "ourobot.process_deliveries"
 SWEEP_TASK = "ourobot.sweep"
+# Finds the repositories due a scheduled scout run and sends a `scout` job for each.
+SCOUT_SWEEP_TASK = "ourobot.scout_sweep"
 
 # Publishing gives up quickly: the receiver must answer GitHub within 10 s, and a row that
 # could not be submitted is still in the inbox for the sweeper. Every send also passes

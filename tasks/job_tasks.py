@@ -25,12 +25,14 @@ from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
 from app.jobs.context import MAX_JOB_RETRIES, JobContext, retry_delay
 from app.jobs.registry import JobFunc, JobValue, registered_jobs
+from app.jobs.scout_schedule import due_scouts
 from app.settings import Settings
 from app.webhooks.processing import RouterLike, process_delivery
 from app.webhooks.recovery import sweep_overdue
 from tasks.dispatch import (
     PROCESS_DELIVERIES_TASK,
     PROCESS_DELIVERY_TASK,
+    SCOUT_SWEEP_TASK,
     SWEEP_TASK,
     CeleryDispatcher,
     send_job,
@@ -94,6 +96,7 @@ def register_tasks(
         _register_job(celery_app, state, name, func)
     _register_process_delivery(celery_app, state)
     _register_sweep(celery_app, state)
+    _register_scout_sweep(celery_app, state)
     return state
 
 
@@ -173,6 +176,17 @@ def _register_sweep(celery_app: Celery, state: WorkerState) -> None:
         )
 
     celery_app.task(name=SWEEP_TASK, shared=False)(sweep)
+
+
+def _register_scout_sweep(celery_app: Celery, state: WorkerState) -> None:
+    def scout_sweep() -> int:
+        # Each sent job is keyed by its repository's slot: sending one twice runs it once.
+        planned = due_scouts(state.context())
+        for scout_job in planned:
+            send_job(celery_app, scout_job)
+        return len(planned)
+
+    celery_app.task(name=SCOUT_SWEEP_TASK, shared=False)(scout_sweep)
 
 
 def registered_task_names(celery_app: Celery) -> list[str]:

@@ -16,6 +16,7 @@ FLAT_APP_MODULES = {"__init__.py", "__main__.py", "settings.py", "errors.py", "g
 LAYERS = (
     {"app.__main__"},
     {"app.cli"},
+    {"app.install"},
     {"app.action", "tasks"},
     {"app.webhooks"},
     {"app.handlers"},

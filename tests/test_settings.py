@@ -68,3 +68,18 @@ def test_process_environment_is_read_only_when_asked(monkeypatch):
     monkeypatch.setenv("OUROBOT_APP_ID", "7")
     assert load_settings().app_id == 7
     assert load_settings(env={}).app_id is None
+
+
+@pytest.mark.parametrize("url", ["notaurl", "http://127.0.0.1:6379/0", "127.0.0.1:6379"])
+def test_a_redis_url_that_is_not_one_is_a_one_line_config_error(url: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_settings({"OUROBOT_REDIS_URL": url})
+    assert str(raised.value) == (
+        "OUROBOT_REDIS_URL: not a Redis URL: expected redis://HOST:PORT/DB, rediss://... "
+        "or unix://PATH"
+    )
+
+
+def test_an_empty_redis_url_means_embedded_mode() -> None:
+    assert load_settings({"OUROBOT_REDIS_URL": ""}).embedded
+    assert load_settings({"OUROBOT_REDIS_URL": "unix:///run/redis.sock"}).redis_url

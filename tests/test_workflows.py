@@ -135,3 +135,28 @@ def test_metadata_validator_catches_an_interpolated_run():
     assert "output 'conclusion' of a composite action has no value" in problems
     assert "composite step 0 runs a script without `shell`" in problems
     assert "composite step 0 interpolates an expression into run:" in problems
+
+
+OUTPUT_WRITE = re.compile(
+    r'append_to\(\s*env\.get\("GITHUB_OUTPUT"\),\s*(f?"(?:[^"\\]|\\.)*")', re.S
+)
+
+
+def outputs_written_by_the_action() -> set[str]:
+    """Every `name=` the Action's code appends to GITHUB_OUTPUT (read from the source, so an
+    output added to a command and forgotten in action.yml fails here)."""
+    names: set[str] = set()
+    sources = [ROOT / "app/cli/action.py", *sorted((ROOT / "app/action").glob("*.py"))]
+    for source in sources:
+        for literal in OUTPUT_WRITE.findall(source.read_text()):
+            names.update(
+                re.findall(r"(?:^|\\n)([a-z][a-z0-9_-]*)=", literal.lstrip("f").strip('"'))
+            )
+    return names
+
+
+def test_action_yml_declares_every_output_the_commands_set():
+    declared = set(yaml.safe_load((ROOT / "action.yml").read_text())["outputs"])
+    written = outputs_written_by_the_action()
+    assert {"conclusion", "violations", "reason", "decision", "merged"} <= written
+    assert written - declared == set()

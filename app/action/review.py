@@ -15,6 +15,8 @@ summary to the step summary. Exit 0 when the panel passed or the PR is not one o
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +36,7 @@ def run_review_action(env: Mapping[str, str]) -> int:
 
     name, payload = read_event(env)
     request = review_request(name, payload)
+    show_progress()
     ctx = build_context(env)
     try:
         outcome = run_review(ctx, request)
@@ -42,6 +45,22 @@ def run_review_action(env: Mapping[str, str]) -> int:
         ctx.store.close()
     print(f"ourobot review: {outcome.detail}")
     return EXIT_FAILED if outcome.conclusion == "failure" else EXIT_OK
+
+
+class _ActionsLog(logging.Handler):
+    """Log records as lines on stdout (whatever stdout is when they are written)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"ourobot {record.getMessage()}", file=sys.stdout, flush=True)
+
+
+def show_progress() -> None:
+    """The review job's log lines (one per model as its verdict arrives) on stdout, which is
+    the Actions log: without them the step says nothing for the minutes a panel can take."""
+    logger = logging.getLogger("app.jobs.review_check")
+    if not any(isinstance(handler, _ActionsLog) for handler in logger.handlers):
+        logger.addHandler(_ActionsLog())
+    logger.setLevel(logging.INFO)
 
 
 def review_request(event: str, payload: Mapping[str, Any]) -> ReviewRequest:

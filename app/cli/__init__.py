@@ -5,8 +5,8 @@ Each `*_cmd.py` module holds only its subcommand's arguments and names its handl
 dependencies load only when that subcommand runs, so `ourobot --help` is instant.
 
 Exit codes are a contract: 0 success, 1 a negative verdict, 2 bad input (one line on stderr,
-no traceback). Anything unexpected is reported in one line with exit code 3; `--debug`
-shows the traceback for a developer.
+no traceback, naming what to fix). Anything unexpected is reported in one line with exit code
+3 (an internal error: a bug to report); `--debug` shows the traceback for a developer.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ EXIT_INTERNAL = 3
 COMMAND_MODULES = (
     "app.cli.serve_cmd",
     "app.cli.worker_cmd",
+    "app.cli.beat_cmd",
     "app.cli.sandbox_cmd",
     "app.cli.demo_cmd",
     "app.cli.config_cmd",
@@ -37,6 +38,8 @@ COMMAND_MODULES = (
     "app.cli.cycle_cmd",
     "app.cli.action_cmd",
     "app.cli.halt_cmd",
+    "app.cli.app_cmd",
+    "app.cli.doctor_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]
@@ -49,8 +52,30 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+def installed_version() -> str:
+    """The distribution's version (pyproject's), as pip installed it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ourobot")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: looked up only when asked, so building the parser reads no metadata."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print ourobot's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"ourobot {installed_version()}")
+        parser.exit(EXIT_OK)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="ourobot", description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", parser_class=OneLineParser

@@ -11,8 +11,9 @@ escaped Markdown.
 `implement`: one cycle for the triggering issue, to a pull request (`app.action.implement`).
 
 `guards`: evaluate the pull request's base..head with the guards (config from the base),
-write the step summary and the outputs `conclusion` (success/failure/skipped) and
-`violations`, print one `::error` annotation per violation, exit 1 on violations.
+whatever `guards.apply_to` says (that is the App's choice of PRs; a workflow chooses its own),
+write the step summary and the outputs `conclusion` (success/failure) and `violations`, print
+one `::error` annotation per violation, exit 1 on violations.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from app.errors import UserError
 from app.guards import GuardResult, check_repo, config_at
 from app.guards.paths import display
 from app.guards.repo import Git, has_commit, isolated_git
-from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.git import is_object_id, token_env
 
 EXIT_OK = 0
@@ -90,9 +90,10 @@ def run_guards(env: Mapping[str, str]) -> int:
     pull = read_pull_request(env)
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     ensure_commits(workspace, (pull.base_sha, pull.head_sha), env)
+    # The workflow chose this PR (its `on:` and `if:`), so it is judged: `guards.apply_to` says
+    # which PRs the App checks unasked, and skipping here made a required check pass on every
+    # human PR while checking nothing.
     config, source = config_at(workspace, pull.base_sha)
-    if config.guards.apply_to == "bot" and not pull.head_ref.startswith(BOT_BRANCH_PREFIX):
-        return _skipped(env, pull, source)
     result = check_repo(workspace, pull.base_sha, pull.head_sha, config, config_source=source)
     publish(env, result)
     for line in workflow_annotations(result):
@@ -100,17 +101,6 @@ def run_guards(env: Mapping[str, str]) -> int:
     count = len(result.violations)
     print(f"ourobot guards: {result.conclusion} ({count} violations) on {pull.head_sha}")
     return EXIT_OK if result.conclusion == "success" else EXIT_VIOLATIONS
-
-
-def _skipped(env: Mapping[str, str], pull: PullRequest, source: str) -> int:
-    why = (
-        f"guards.apply_to is `bot` in {source} and this PR's branch is not an ourobot branch "
-        f"({BOT_BRANCH_PREFIX}...); set `apply_to: all` to guard every pull request"
-    )
-    append_to(env.get("GITHUB_OUTPUT"), "conclusion=skipped\nviolations=0\n")
-    append_to(env.get("GITHUB_STEP_SUMMARY"), f"## ourobot/guards: skipped\n\n{why}.\n")
-    print(f"::notice title=ourobot guards::{escape_data('skipped: ' + why)}")
-    return EXIT_OK
 
 
 def ensure_commits(repo: Path, shas: tuple[str, ...], env: Mapping[str, str]) -> None:

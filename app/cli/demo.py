@@ -4,7 +4,8 @@ This is the one product module (with `ourobot sandbox`) that drives the sandbox:
 GitHub double and two fake model servers, runs the real `ourobot serve` in embedded mode
 against them, plays the people (a maintainer, and the implementer whose loop is a later
 milestone), and prints each step as it happens. It shows the lesson ourobot is built on: a
-review panel approves a destructive rewrite; the guards, a measurement, refuse it.
+review panel (here one that approves everything) would approve a destructive rewrite; the
+guards, a measurement, refuse it, and because they run first no model is paid to review it.
 """
 
 from __future__ import annotations
@@ -216,15 +217,18 @@ class Demo:
             self.ticket()
             head = self.implementer_pull("ourobot/issue-1", self.add_multiply, "Add multiply")
             self.checks(head, guards="success", review="success")
+            asked = len(anthropic.requests) + len(openai.requests)
             head = self.implementer_pull(
                 "ourobot/issue-2", self.rewrite_install, "Tidy up INSTALL.md"
             )
-            self.checks(head, guards="failure", review="success")
+            self.checks(head, guards="failure", review="failure")
+            more = len(anthropic.requests) + len(openai.requests) - asked
+            print(f"     model requests for this pull request: {more}", file=self.out)
             self.commands(ourobot)
             print(
-                f"demo finished in {self.steps.total():.1f}s. The panel approved both pull "
-                "requests; the guards refused the destructive one. The merge button stays with "
-                "a person.",
+                f"demo finished in {self.steps.total():.1f}s. The panel approved the first pull "
+                "request; the guards refused the destructive one before any model was paid to "
+                "review it. The merge button stays with a person.",
                 file=self.out,
             )
         finally:

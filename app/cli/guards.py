@@ -19,7 +19,7 @@ from app.errors import UserError
 from app.guards import GuardResult, check_diff, check_repo
 from app.guards.paths import display
 from app.guards.repo import GitFailed
-from app.repo_config import RepoConfig, load_repo_config, load_repo_config_file
+from app.repo_config import RepoConfig, load_named_config_file, load_repo_config
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
@@ -53,9 +53,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _explicit_config(path: Path | None) -> tuple[RepoConfig | None, str]:
     if path is None:
         return None, "defaults"
-    if not path.is_file():
-        raise UserError(f"config file {path} not found")
-    return load_repo_config_file(path), str(path)
+    return load_named_config_file(path), str(path)
 
 
 def _read_diff(name: str) -> bytes:

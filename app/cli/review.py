@@ -9,8 +9,12 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from app.cli import EXIT_NEGATIVE, EXIT_OK
+
+if TYPE_CHECKING:
+    from reviewers.result import ModelVerdict
 
 
 def review_check(args: argparse.Namespace) -> int:
@@ -23,13 +27,22 @@ def review_check(args: argparse.Namespace) -> int:
     prepared = prepare(
         args.repo, args.base, args.head, ticket=ticket, config_file=args.config, env=env
     )
-    result = run_local_review(prepared, env)
+    models = prepared.config.review.models
+    # Progress goes to stderr, so stdout stays the report (or the JSON contract) alone.
+    print(
+        f"ourobot review: asking {len(models)} model{'s' if len(models) != 1 else ''} "
+        f"({', '.join(model.id for model in models)}), "
+        f"up to {prepared.config.review.timeout_s:g}s",
+        file=sys.stderr,
+        flush=True,
+    )
+    result = run_local_review(prepared, env, on_verdict=print_progress)
     if args.json:
         sys.stdout.write(json.dumps(result.as_json(), indent=2) + "\n")
-        # The JSON is a fixed contract; why a reviewer gave no verdict goes to stderr.
-        for verdict in result.verdicts:
-            if verdict.problem:
-                print(f"ourobot: {verdict.model}: {verdict.problem}", file=sys.stderr)
     else:
         sys.stdout.write(result.summary_markdown())
     return EXIT_OK if result.conclusion == "success" else EXIT_NEGATIVE
+
+
+def print_progress(verdict: ModelVerdict) -> None:
+    print(f"ourobot review: {verdict.progress_line()}", file=sys.stderr, flush=True)

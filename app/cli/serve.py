@@ -1,9 +1,10 @@
 """`ourobot serve`: the webhook receiver under uvicorn, with the dispatcher for its mode.
 
-Startup refuses a missing webhook secret (exit 2), migrates the store, warns when the App's
-credentials are missing (the receiver still records deliveries; work needing GitHub then ends
-with an `infra` outcome), and listens. SIGTERM and Ctrl-C finish in-flight requests, close the
-dispatcher and the store, and exit 0.
+Startup refuses a missing webhook secret, a malformed setting and half-set App credentials
+(an id without a key, a key file that is missing or does not load: exit 2, one line), migrates
+the store, warns when the App's credentials are missing altogether (the receiver still
+records deliveries; work needing GitHub then ends with an `infra` outcome), and listens.
+SIGTERM and Ctrl-C finish in-flight requests, close the dispatcher and the store, and exit 0.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from app.cli import EXIT_OK
+from app.cli.startup import check_app_credentials, require_webhook_secret
 from app.errors import ConfigError
 from app.settings import Settings, load_settings
 
@@ -37,12 +39,13 @@ def serve(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     require_webhook_secret(settings)
+    has_credentials = check_app_credentials(settings)
     with ExitStack() as cleanup:  # closes in reverse: dispatcher, store, socket
         listener = cleanup.enter_context(server.listen(args.host, args.port))
         logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
         store = _open_store(settings)
         cleanup.callback(store.close)
-        if not settings.has_app_credentials():
+        if not has_credentials:
             print(
                 "ourobot: warning: OUROBOT_APP_ID and OUROBOT_PRIVATE_KEY (or _PATH) are not "
                 "set; deliveries are recorded, work that needs GitHub ends with an infra outcome",
@@ -66,13 +69,6 @@ def serve(args: argparse.Namespace) -> int:
         server.run(app, listener)
     log.info("ourobot serve: stopped")
     return EXIT_OK
-
-
-def require_webhook_secret(settings: Settings) -> None:
-    if settings.webhook_secret is None or not settings.webhook_secret.get_secret_value():
-        raise ConfigError(
-            "OUROBOT_WEBHOOK_SECRET is not set: ourobot serve refuses to accept unsigned webhooks"
-        )
 
 
 def serve_components(settings: Settings, store: Store) -> tuple[Dispatcher, InlineHook | None]:

@@ -1,4 +1,5 @@
-"""`ourobot worker`: a Celery worker (optionally with the beat scheduler) on OUROBOT_REDIS_URL.
+"""`ourobot worker` and `ourobot beat`: a Celery worker (optionally with the beat scheduler),
+or the scheduler alone, on OUROBOT_REDIS_URL.
 
 The worker migrates the database, imports the job modules (ourobot's own and
 OUROBOT_EXTRA_JOB_MODULES), builds the Celery app from settings and runs until stopped
@@ -15,20 +16,17 @@ import socket
 
 from sqlalchemy.exc import OperationalError
 
+from app.cli.startup import check_app_credentials
 from app.errors import ConfigError, UserError
 from app.settings import Settings, load_settings
 from app.store import Store
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    settings = load_settings()
-    if not settings.redis_url:
-        raise UserError(
-            "OUROBOT_REDIS_URL is not set: the worker needs Redis "
-            "(without Redis, `ourobot serve` runs the tasks in-process)"
-        )
+    settings = _redis_settings("the worker")
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
+    check_app_credentials(settings)
     _migrate(settings)
     from tasks import create_celery  # Celery loads only for this command
 
@@ -43,6 +41,31 @@ def run_worker(args: argparse.Namespace) -> int:
     )
     worker.start()
     return int(worker.exitcode or 0)
+
+
+def run_beat(args: argparse.Namespace) -> int:
+    """Celery beat alone: it only sends `ourobot.sweep` and `ourobot.redeliver` on schedule,
+    for deployments that run workers with `--no-beat` (one scheduler, any number of workers;
+    a second one is harmless: both tasks are idempotent)."""
+    settings = _redis_settings("beat")
+    check_app_credentials(settings)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)  # where beat keeps its schedule file
+    from tasks import create_celery
+
+    celery_app = create_celery(settings)
+    beat = celery_app.Beat(loglevel=args.loglevel, quiet=True)
+    beat.run()
+    return 0
+
+
+def _redis_settings(who: str) -> Settings:
+    settings = load_settings()
+    if not settings.redis_url:
+        raise UserError(
+            f"OUROBOT_REDIS_URL is not set: {who} needs Redis "
+            "(without Redis, `ourobot serve` runs the tasks in-process)"
+        )
+    return settings
 
 
 def _migrate(settings: Settings) -> None:

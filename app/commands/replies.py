@@ -18,6 +18,8 @@ AVAILABLE_VERBS = frozenset(
         "unhold",
         "override",
         "revert",
+        "plan",
+        "scout",
         "implement",
         "fix",
     }
@@ -25,7 +27,7 @@ AVAILABLE_VERBS = frozenset(
 
 VERB_HELP = {
     "implement": "work this issue as a ticket and open a pull request",
-    "plan": "write an advisory plan for this ticket",
+    "plan": "post the planner's advisory plan for this issue (nothing is implemented)",
     "review": "run the review panel on this pull request's head",
     "fix": "ask the implementer to address the last review",
     "merge": "merge once every gate passes on the same head commit",
@@ -33,7 +35,7 @@ VERB_HELP = {
     "unhold": "lift a hold",
     "override": "`override <guards|review> <reason>`: accept that check's finding on this head",
     "revert": "open a pull request reverting this merged one (it goes through every gate)",
-    "scout": "propose new tickets (labeled `ourobot:proposed`)",
+    "scout": "propose 3 to 8 new tickets (labeled `ourobot:proposed`; a maintainer admits them)",
     "status": "show what ourobot knows about this thread",
     "budget": "show or lower this ticket's budget",
     "panic": "stop all ourobot work on this installation at once",

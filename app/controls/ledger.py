@@ -36,7 +36,9 @@ Objective = Literal["met", "unmet", "unknown"]
 ReviewAxis = Literal["approved", "rejected", "incomplete", "skipped"]
 Artifact = Literal["none", "pr", "merged"]
 CallOutcome = Literal["ok", "error", "timeout", "budget"]
-Kind = Literal["delivery", "cycle", "review", "scope-review", "merge", "refusal", "override"]
+Kind = Literal[
+    "delivery", "cycle", "review", "scope-review", "merge", "refusal", "override", "plan", "scout"
+]
 
 # The words in code and in the database's CHECK constraints must be the same words.
 assert get_args(Execution) == EXECUTIONS

@@ -11,12 +11,13 @@ from functools import partial
 
 from app.commands.actors import is_automation, login_of
 from app.commands.slash import parse_commands
-from app.handlers.issue_fields import label_names, text_of
+from app.handlers.issue_fields import label_names
 from app.handlers.router import Event, Router
 from app.jobs.registry import Job
 from app.settings import Settings
 
 INLINE_VERBS = frozenset({"panic", "resume"})
+TRIGGER_TEXT_VERBS = frozenset({"plan", "implement"})
 
 
 def register(router: Router, settings: Settings) -> None:
@@ -51,11 +52,21 @@ def on_comment_created(event: Event, *, settings: Settings) -> list[Job]:
                     "verb": command.verb,
                     "args": list(command.args),
                     "is_pull_request": "pull_request" in issue,
-                    # The issue's text at trigger time: what `/ourobot implement` works on.
-                    "title": text_of(issue.get("title")),
-                    "issue_body": text_of(issue.get("body")),
-                    "labels": label_names(issue.get("labels")),
+                    **_trigger_text(command.verb, issue),
                 },
             )
         )
     return jobs
+
+
+def _trigger_text(verb: str, issue: Mapping[str, object]) -> dict[str, str | list[str] | None]:
+    """The issue's title and body as the event carried them, for the verbs that show them to a
+    model (the text used is the text at trigger time); other verbs' jobs stay small."""
+    if verb not in TRIGGER_TEXT_VERBS:
+        return {}
+    title, body = issue.get("title"), issue.get("body")
+    return {
+        "issue_title": title if isinstance(title, str) else None,
+        "issue_body": body if isinstance(body, str) else "",
+        "issue_labels": label_names(issue.get("labels")),
+    }

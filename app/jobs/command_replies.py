@@ -15,8 +15,10 @@ from app.github_client import bot_login
 from app.jobs.context import JobContext, once
 from app.jobs.gate_commands import GATE_VERBS, gate_reply
 from app.jobs.loop_commands import LOOP_VERBS, loop_reply
+from app.jobs.plan import plan_reply
 from app.jobs.registry import job
 from app.jobs.review_check import review_reply
+from app.jobs.scout import scout_reply
 
 _permissions = PermissionCache()
 
@@ -33,9 +35,9 @@ def run_command(
     verb: str,
     args: list[str],
     is_pull_request: bool = False,
-    title: str = "",
-    issue_body: str = "",
-    labels: list[str] | None = None,
+    issue_title: str | None = None,
+    issue_body: str | None = None,
+    issue_labels: list[str] | None = None,
 ) -> None:
     command = SlashCommand(verb=verb, args=tuple(args), line=0)
     with once(ctx, f"command:{repo}:{comment_id}:{verb}") as first:
@@ -75,9 +77,26 @@ def run_command(
                 args=args,
                 is_pull_request=is_pull_request,
             )
-        if verb in LOOP_VERBS and may_run(
+        allowed = may_run(
             command, permission, login=login, operators=frozenset(ctx.settings.operators)
-        ):
+        )
+        if verb == "plan" and allowed:
+            body = plan_reply(
+                ctx,
+                installation_id=installation_id,
+                repo=repo,
+                number=number,
+                comment_id=comment_id,
+                login=login,
+                is_pull_request=is_pull_request,
+                title=issue_title,
+                body=issue_body,
+            )
+        if verb == "scout" and allowed:
+            body = scout_reply(
+                ctx, installation_id=installation_id, repo=repo, comment_id=comment_id
+            )
+        if verb in LOOP_VERBS and allowed:
             body = loop_reply(
                 ctx,
                 installation_id=installation_id,
@@ -88,9 +107,9 @@ def run_command(
                 verb=verb,
                 args=args,
                 is_pull_request=is_pull_request,
-                title=title,
-                issue_body=issue_body,
-                labels=labels or [],
+                title=issue_title or "",
+                issue_body=issue_body or "",
+                labels=issue_labels or [],
             )
         check_halt(ctx, installation_id)
         upsert_comment(

@@ -29,7 +29,7 @@ JobValue = str | int | bool | None | list[str]
 JobFunc = Callable[..., None]
 
 # Celery task names the workers use themselves; a job may not take them.
-RESERVED_JOB_NAMES = frozenset({"process_delivery", "sweep"})
+RESERVED_JOB_NAMES = frozenset({"process_delivery", "process_deliveries", "sweep", "scout_sweep"})
 _JOB_NAME = re.compile(r"[a-z][a-z0-9_.-]{0,99}")
 
 # Modules holding ourobot's own jobs: the recovery sweeper's, and every module of `app/jobs/`.

@@ -21,8 +21,20 @@ review is posted on that commit as a COMMENT (a stale REQUEST_CHANGES would bloc
 The new head's own `synchronize` event starts its own run. A job that starts after its head was
 already replaced does nothing.
 
+Cheap first: where the guards apply (the guards job's own scope rule), the panel is asked
+about a head only once `ourobot/guards` passed on it. Until the guards finish the job waits
+(the guards check completing triggers it again); when they failed, `ourobot/review` concludes
+"Not reviewed: the guards failed on <sha>" as a failure, and no model is called.
+
+Never pay twice: a head whose reviewed inputs have the fingerprint of an earlier decisive
+verdict on the pull request gets that verdict on its own SHA (`app.jobs.review_fingerprint`).
+
+Rounds: each panel run is a round of the pull request; the open obligations of the last one
+are in the prompt and the round's rules decide what blocks (`app.jobs.review_rounds`).
+
 Spend: every call is admitted by the spend caps first and recorded in the ledger after
-(`app.controls.spend_caps`); a refused call makes the check fail with "budget exhausted".
+(`app.controls.spend_caps`); a refused call makes the check fail with "budget exhausted". The
+summary and the ledger show what this head and the pull request cost, and what was saved.
 """
 
 from __future__ import annotations
@@ -44,12 +56,15 @@ from app.errors import UserError
 from app.github_client import bot_login
 from app.jobs import review_github as gh
 from app.jobs.context import JobContext, once
+from app.jobs.guards_check import PullHead, in_scope
 from app.jobs.registry import job
+from app.jobs.review_fingerprint import changed_since, fingerprint, input_digests, reusable
 from app.jobs.review_inputs import (
     Fetched,
     PullInfo,
     build_prompt,
     config_at_base,
+    constitution_at_base,
     credentials,
     fetch,
     read_pull,
@@ -59,12 +74,18 @@ from app.jobs.review_inputs import (
 )
 from app.jobs.review_publish import (
     Publication,
+    StoredResult,
     build_publication,
     latest_result,
     load_publication,
+    not_reviewed,
+    pull_results,
+    reused,
     save_publication,
     unreviewable,
+    with_spend,
 )
+from app.jobs.review_rounds import round_rules, spend_section
 from app.repo_config import RepoConfig
 from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.mirror import MirrorError
@@ -76,8 +97,8 @@ from reviewers.reviewer import DEFAULT_MAX_TOKENS
 log = logging.getLogger(__name__)
 
 
-Trigger = Literal["pull_request", "command", "action"]
-Status = Literal["published", "already", "skipped"]
+Trigger = Literal["pull_request", "command", "action", "guards"]
+Status = Literal["published", "already", "skipped", "waiting"]
 
 
 class FetchFailed(ConnectionError):
@@ -125,7 +146,7 @@ def review_check(
         repo,
         number,
         head_sha,
-        "action" if trigger == "action" else "pull_request",
+        "action" if trigger == "action" else "guards" if trigger == "guards" else "pull_request",
         title=title,
         body=body,
     )
@@ -201,13 +222,37 @@ def run_review(ctx: JobContext, request: ReviewRequest) -> ReviewOutcome:
         )
     panel = panel_digest(config)
     run_key = f"review:{request.repo}:{head_sha}:{panel}"
+    models = [model.id for model in config.review.models]
+    # Where the guards apply, they run first. The Action orders its own jobs (`needs:`).
+    if request.trigger != "action" and guards_apply(config, pull, bot):
+        guards = gh.guards_run(github, request.repo, head_sha, app_id=ctx.settings.app_id)
+        if guards is None or guards.status != "completed":
+            return ReviewOutcome(
+                "waiting",
+                f"`ourobot/guards` has not finished on `{head_sha[:12]}`: the panel reviews "
+                "this head once the guards pass on it.",
+                head_sha,
+            )
+        if guards.conclusion != "success":
+            key = f"{run_key}:guards-failed.{guards.id}"
+            said = f"{guards.conclusion}, {guards.output.title or 'no title'}"
+            return _publish_once(
+                ctx,
+                github,
+                request,
+                head_sha,
+                key,
+                panel=panel,
+                models=[],
+                produce=lambda: _not_reviewed(ctx, request, key, head_sha, fetched, said, config),
+                pull=pull,
+            )
     if request.trigger == "command":
         decided = _decided(ctx, request.repo, head_sha, panel)
         if decided is not None:
             return decided
         if latest_result(ctx.store, repo=request.repo, head_sha=head_sha, panel=panel):
             run_key += f":rerun.{request.comment_id}"
-    models = [model.id for model in config.review.models]
     return _publish_once(
         ctx,
         github,
@@ -229,6 +274,13 @@ def applies(config: RepoConfig, pull: PullInfo, bot: str) -> bool:
         return True
     same_repo = pull.head_repo == pull.repo
     return pull.author == bot or (same_repo and pull.head_ref.startswith(BOT_BRANCH_PREFIX))
+
+
+def guards_apply(config: RepoConfig, pull: PullInfo, bot: str) -> bool:
+    """Whether `ourobot/guards` judges this pull request (the guards job's own rule), so the
+    panel must wait for it: a PR the guards skip is reviewed without waiting."""
+    head = PullHead(pull.repo, pull.number, pull.head_sha, pull.base_ref, pull.head_ref)
+    return in_scope(config, head, pull.author, pull.author_is_bot, bot=bot)
 
 
 def panel_digest(config: RepoConfig) -> str:
@@ -321,17 +373,20 @@ def _run_panel(
     run_key: str,
     token: str,
 ) -> Publication:
-    """Ask the panel; its result ready to publish (the models are asked only here)."""
+    """Ask the panel; its result ready to publish (the models are asked only here, and not
+    at all when an earlier head's verdict covers the same inputs)."""
     from reviewers.providers import build_client  # the SDKs: only when a panel runs
 
     title = request.title if request.title is not None else pull.title
     body = request.body if request.body is not None else pull.body
     ticket = ticket_for(github, pull, title=title, body=body)
     secrets = worker_secrets(ctx.settings, token=token)
+    history = pull_results(ctx.store, repo=request.repo, number=request.number)
     scope_prompt = None
     try:
         change = read_pull_change(fetched, head_sha)
-        prompt = build_prompt(fetched, change, config, ticket, secrets)
+        rules = round_rules(fetched.path, change, config, history)
+        prompt = build_prompt(fetched, change, config, ticket, secrets, rules.obligations)
         if config.review.context == "max":
             scope_prompt = build_scope_prompt(
                 fetched.path,
@@ -343,8 +398,23 @@ def _run_panel(
                 max_chars=config.review.max_diff_chars,
                 secrets=secrets,
             )
+        constitution = constitution_at_base(fetched)
     except UserError as exc:
-        return unreviewable(run_key, head_sha, fetched.base_sha, str(exc))
+        return _spent(history, unreviewable(run_key, head_sha, fetched.base_sha, str(exc)), config)
+    inputs = input_digests(
+        files=change.files,
+        ticket=ticket.text,
+        constitution=constitution,
+        config=config,
+        prompt=prompt,
+        scope_prompt=scope_prompt,
+        shas=(change.base_sha, change.head_sha, change.merge_base),
+    )
+    digest = fingerprint(inputs)
+    earlier = reusable(history, digest, head_sha)
+    if earlier is not None:
+        again = reused(earlier, run_key=run_key, head_sha=head_sha, base_sha=change.base_sha)
+        return _spent(history, again, config)
     ledger = Ledger(ctx.store)
     subject = Subject(
         run_key, request.installation_id, request.repo, request.number, ticket.key, head_sha
@@ -377,6 +447,11 @@ def _run_panel(
         scope=scope_review_for(review.context),
         scope_request=scope_request,
         before_call=meter.before_call,
+        # A panel may take minutes: each verdict in the log (the Action's log too) as it comes.
+        on_verdict=lambda verdict: log.info(
+            "review %s#%d: %s", request.repo, request.number, verdict.progress_line()
+        ),
+        rules=rules,
     )
     scope = result.scope
     ledger.record(
@@ -389,9 +464,47 @@ def _run_panel(
         f"Model spend for this run: {usd(cost)} in {answered} answered call(s), counted "
         f"against {ticket.key}."
     )
-    return build_publication(
-        result, change.files, run_key=run_key, cost_micro_usd=cost, cost_line=cost_line
+    why_again = changed_since(history, inputs)
+    if why_again:
+        cost_line += f" Not reused: {why_again}."
+    publication = build_publication(
+        result,
+        change.files,
+        run_key=run_key,
+        cost_micro_usd=cost,
+        cost_line=cost_line,
+        requests=len(calls),
+        fingerprint=digest,
+        inputs=inputs,
     )
+    return _spent(history, publication, config)
+
+
+def _not_reviewed(
+    ctx: JobContext,
+    request: ReviewRequest,
+    key: str,
+    head_sha: str,
+    fetched: Fetched,
+    guards: str,
+    config: RepoConfig,
+) -> Publication:
+    history = pull_results(ctx.store, repo=request.repo, number=request.number)
+    models = _panel_requests(config)
+    publication = not_reviewed(key, head_sha, fetched.base_sha, guards, models=models)
+    return _spent(history, publication, config)
+
+
+def _panel_requests(config: RepoConfig) -> int:
+    """The model requests one panel round makes when every reviewer answers once."""
+    return len(config.review.models) + (1 if config.review.context == "max" else 0)
+
+
+def _spent(
+    history: list[StoredResult], publication: Publication, config: RepoConfig
+) -> Publication:
+    section = spend_section(history, publication)
+    return with_spend(publication, section)
 
 
 def _scope_outcome(scope: ScopeReview) -> Outcome:
@@ -452,6 +565,15 @@ def _publish(
             "trigger": request.trigger,
             "head_moved": moved,
             "cost_micro_usd": publication.cost_micro_usd,
+            "kind": publication.kind,
+            "round": publication.round,
+            "fingerprint": publication.fingerprint,
+            "reused_from": publication.reused_from,
+            "model_requests": publication.requests,
+            "saved_micro_usd": publication.saved_micro_usd,
+            "model_requests_saved": publication.requests_saved,
+            "pr_cost_micro_usd": _pr_cost(ctx, request, publication),
+            "open_obligations": [item.id for item in publication.open_obligations()],
         },
         once=True,
     )
@@ -469,6 +591,13 @@ def _publish(
         publication.reason,
         publication.run_key,
     )
+
+
+def _pr_cost(ctx: JobContext, request: ReviewRequest, publication: Publication) -> int:
+    """The panel's spend on this pull request so far, this publication included."""
+    stored = pull_results(ctx.store, repo=request.repo, number=request.number)
+    others = sum(s.publication.cost_micro_usd for s in stored if s.key != publication.run_key)
+    return others + publication.cost_micro_usd
 
 
 def _record_skip(ctx: JobContext, request: ReviewRequest, head_sha: str) -> None:

@@ -52,6 +52,30 @@ def find_check_run(
     return None
 
 
+GUARDS_CHECK = "ourobot/guards"
+
+
+def guards_run(github: GitHub[Any], repo: str, head_sha: str, *, app_id: int | None) -> Any | None:
+    """Our newest `ourobot/guards` run on `head_sha` (another App's cannot stand in)."""
+    owner, name = _split(repo)
+    runs = github.rest.paginate(
+        github.rest.checks.list_for_ref,
+        map_func=lambda response: response.parsed_data.check_runs,
+        owner=owner,
+        repo=name,
+        ref=head_sha,
+        check_name=GUARDS_CHECK,
+        filter_="latest",
+        per_page=100,
+    )
+    ours = [
+        run
+        for run in runs
+        if run.head_sha == head_sha and (app_id is None or (run.app and run.app.id == app_id))
+    ]
+    return max(ours, key=lambda run: int(run.id), default=None)
+
+
 def start_check_run(
     github: GitHub[Any], repo: str, head_sha: str, run_key: str, *, models: list[str]
 ) -> int:

@@ -33,6 +33,7 @@ from reviewers.git_source import (
     read_change,
     read_file_at,
 )
+from reviewers.obligations import Obligation
 from reviewers.prompts import load_template
 from reviewers.untrusted import secrets_from_env, strip_hidden
 
@@ -56,6 +57,7 @@ class PullInfo:
     title: str
     body: str
     author: str
+    author_is_bot: bool
     head_sha: str
     head_ref: str
     head_repo: str | None
@@ -72,6 +74,7 @@ class PullInfo:
             title=str(pull.title or ""),
             body=str(pull.body or ""),
             author=str(getattr(pull.user, "login", "") or ""),
+            author_is_bot=getattr(pull.user, "type", None) == "Bot",
             head_sha=str(pull.head.sha),
             head_ref=str(pull.head.ref),
             head_repo=getattr(head_repo, "full_name", None),
@@ -181,17 +184,24 @@ def worker_secrets(
     return tuple(found)
 
 
+def constitution_at_base(fetched: Fetched) -> str | None:
+    """The constitution at the base branch, whole (`UserError` if it cannot be used whole)."""
+    return read_file_at(fetched.path, fetched.base_sha, CONSTITUTION_PATH, what="constitution")
+
+
 def build_prompt(
     fetched: Fetched,
     change: Change,
     config: RepoConfig,
     ticket: Ticket,
     secrets: tuple[str, ...],
+    obligations: tuple[Obligation, ...] = (),
 ) -> ReviewPrompt:
-    """The panel's prompt: role and constitution from the base, ticket, bounded diff.
-    Raises `UserError` for a policy file that cannot be used whole."""
+    """The panel's prompt: role and constitution from the base, ticket, bounded diff, and the
+    open obligations of earlier rounds. Raises `UserError` for a policy file that cannot be
+    used whole."""
     base = fetched.base_sha
-    constitution = read_file_at(fetched.path, base, CONSTITUTION_PATH, what="constitution")
+    constitution = constitution_at_base(fetched)
     override_path = f"{PROMPT_OVERRIDE_DIR}/reviewer.md"
     override = read_file_at(fetched.path, base, override_path, what="prompt override")
     template = load_template("reviewer", override, source=f"{base[:12]}:{override_path}")
@@ -204,6 +214,7 @@ def build_prompt(
         constitution=constitution,
         project_name=config.project.name,
         project_description=config.project.description,
+        obligations=obligations,
     )
     return build_review_prompt(
         inputs, template=template, max_diff_chars=config.review.max_diff_chars, secrets=secrets

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -25,6 +25,7 @@ from app.controls.ledger import Execution, ReviewAxis
 from app.store import Store
 from app.store.schema import review_results
 from reviewers.diff import FileDiff
+from reviewers.obligations import Obligation
 from reviewers.result import ModelVerdict, PanelResult
 from reviewers.untrusted import is_invisible
 from reviewers.verdict import Finding
@@ -36,6 +37,9 @@ MAX_FINDING_CHARS = 600
 ANNOTATION_LEVELS = {"blocker": "failure", "major": "failure", "minor": "warning", "nit": "notice"}
 
 Conclusion = Literal["success", "failure"]
+# How a publication came to be: the panel asked; a recorded verdict reused for the same inputs;
+# not reviewed because the guards failed on the head; or the change could not be evaluated.
+Kind = Literal["panel", "reused", "guards-failed", "unreviewable"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,24 @@ class Publication:
     review_axis: ReviewAxis
     error_class: str | None
     cost_micro_usd: int = 0
+    kind: Kind = "panel"
+    round: int = 0  # the panel round on this pull request (0: no panel verdict)
+    obligations: tuple[dict[str, Any], ...] = ()  # every obligation after this round
+    fingerprint: str = ""  # of the inputs the verdict is about (app.jobs.review_fingerprint)
+    inputs: dict[str, str] = field(default_factory=dict)  # each input's own digest
+    reused_from: str = ""  # the head whose verdict this one repeats
+    requests: int = 0  # model requests made for this publication
+    saved_micro_usd: int = 0  # what reusing a verdict did not spend
+    requests_saved: int = 0  # model requests reuse or cheap-first did not make
+
+    @property
+    def decisive(self) -> bool:
+        """A verdict the panel reached on the change (not the lack of one)."""
+        return self.kind in ("panel", "reused") and self.reason in ("approved", "rejected")
+
+    def open_obligations(self) -> tuple[Obligation, ...]:
+        found = (Obligation.from_dict(item) for item in self.obligations)
+        return tuple(item for item in found if item.status == "open")
 
     @property
     def marker_key(self) -> str:
@@ -98,6 +120,7 @@ class Publication:
         data = json.loads(text)
         data["inline"] = tuple(InlineComment(**item) for item in data["inline"])
         data["annotations"] = tuple(Annotation(**item) for item in data["annotations"])
+        data["obligations"] = tuple(data.get("obligations", ()))
         return cls(**data)
 
 
@@ -111,6 +134,9 @@ def build_publication(
     run_key: str,
     cost_micro_usd: int,
     cost_line: str,
+    requests: int = 0,
+    fingerprint: str = "",
+    inputs: dict[str, str] | None = None,
 ) -> Publication:
     """The review and check run for `result`, with findings placed on changed lines."""
     commentable = {diff.path: diff.commentable_lines() for diff in files}
@@ -121,12 +147,14 @@ def build_publication(
         placed = [f for f in verdict.findings if f.line in commentable.get(f.path, frozenset())]
         inline += [InlineComment(f.path, f.line, _comment(verdict.model, f)) for f in placed]
         sections.append(_model_section(verdict, placed))
+    advisory = {(a.model, a.finding) for v in result.verdicts for a in v.assessed if a.why}
     annotations = tuple(
         Annotation(
             f.path,
             f.line,
-            ANNOTATION_LEVELS[f.severity],
-            f"{f.severity} ({_plain(item.model, 100)})",
+            "notice" if (item.model, f) in advisory else ANNOTATION_LEVELS[f.severity],
+            f"{f.severity}{', advisory' if (item.model, f) in advisory else ''} "
+            f"({_plain(item.model, 100)})",
             _plain(f.reason, MAX_FINDING_CHARS),
         )
         for item in result.findings()
@@ -153,6 +181,97 @@ def build_publication(
         review_axis="incomplete" if result.reason == "budget" else result.reason,
         error_class=error_class,
         cost_micro_usd=cost_micro_usd,
+        kind="panel",
+        round=result.round,
+        obligations=tuple(item.as_dict() for item in result.obligations),
+        fingerprint=fingerprint,
+        inputs=dict(inputs or {}),
+        requests=requests,
+    )
+
+
+def reused(
+    earlier: Publication,
+    *,
+    run_key: str,
+    head_sha: str,
+    base_sha: str,
+) -> Publication:
+    """`earlier`'s verdict on a head whose reviewed inputs are identical: the same findings
+    and obligations on the new SHA, no model asked, and the summary says so."""
+    note = (
+        f"**Verdict reused, no model was asked:** `{head_sha}` has the same reviewed inputs "
+        f"(fingerprint `{earlier.fingerprint}`: the diff, the ticket, the constitution, the "
+        f"config and prompts in force, and the roster) as `{earlier.head_sha}`, which the "
+        "panel already reviewed. Any change to one of them pays for a new review.\n\n"
+    )
+    summary = earlier.check_summary.replace(earlier.head_sha, head_sha)
+    summary = summary.replace(earlier.base_sha, base_sha) if earlier.base_sha else summary
+    summary = _strip_spend(summary)
+    return replace(
+        earlier,
+        run_key=run_key,
+        head_sha=head_sha,
+        base_sha=base_sha,
+        check_summary=_limit(note + summary, MAX_SUMMARY_CHARS),
+        review_body=_limit(
+            note + earlier.review_body.replace(earlier.head_sha, head_sha), MAX_SUMMARY_CHARS
+        ),
+        kind="reused",
+        reused_from=earlier.reused_from or earlier.head_sha,
+        cost_micro_usd=0,
+        requests=0,
+        saved_micro_usd=earlier.cost_micro_usd or earlier.saved_micro_usd,
+        requests_saved=earlier.requests or earlier.requests_saved,
+    )
+
+
+SPEND_HEADING = "### Spend"
+
+
+def _strip_spend(summary: str) -> str:
+    """The summary without its spend section (a reused verdict gets its own)."""
+    head, _, _ = summary.partition(f"\n{SPEND_HEADING}\n")
+    return head.rstrip("\n") + "\n"
+
+
+def with_spend(publication: Publication, section: str) -> Publication:
+    """`publication` with its spend section at the end of the check's summary."""
+    summary = _strip_spend(publication.check_summary).rstrip("\n") + "\n" + section + "\n"
+    return replace(publication, check_summary=_limit(summary, MAX_SUMMARY_CHARS))
+
+
+def not_reviewed(
+    run_key: str, head_sha: str, base_sha: str, guards: str, *, models: int
+) -> Publication:
+    """The check for a head the guards failed on: cheap first, so no model is asked and the
+    review never passes; the guards' own check says what to fix."""
+    title = f"Not reviewed: the guards failed on {head_sha[:12]}"
+    summary = (
+        f"## ourobot review: not reviewed\n\nNot reviewed: the guards failed on `{head_sha}` "
+        f"(`ourobot/guards`: {_plain(guards, 300)}). The deterministic checks run first and "
+        "the review panel is asked only about a head they passed, so no model was asked "
+        f"({models} panel request(s) not made). Fix what `ourobot/guards` reports and push: "
+        "the new head is checked again, then reviewed. A person with maintain access can "
+        "`/ourobot override ourobot/guards <reason>`; the panel then reviews this head.\n"
+    )
+    return Publication(
+        run_key=run_key,
+        head_sha=head_sha,
+        base_sha=base_sha,
+        conclusion="failure",
+        reason="guards-failed",
+        check_title=title,
+        check_summary=summary,
+        review_body="",
+        inline=(),
+        annotations=(),
+        request_changes=False,
+        execution="ok",
+        review_axis="skipped",
+        error_class=None,
+        kind="guards-failed",
+        requests_saved=models,
     )
 
 
@@ -178,6 +297,7 @@ def unreviewable(run_key: str, head_sha: str, base_sha: str, problem: str) -> Pu
         execution="error",
         review_axis="incomplete",
         error_class="review:cannot-evaluate",
+        kind="unreviewable",
     )
 
 
@@ -319,6 +439,18 @@ def load_publication(store: Store, run_key: str) -> Publication | None:
             select(review_results.c.publication).where(review_results.c.key == run_key)
         ).scalar_one_or_none()
     return Publication.from_json(text) if text is not None else None
+
+
+def pull_results(store: Store, *, repo: str, number: int) -> list[StoredResult]:
+    """Every stored run of one pull request, oldest first (its rounds, reuses and skips)."""
+    query = (
+        select(review_results)
+        .where(review_results.c.repo == repo, review_results.c.number == number)
+        .order_by(review_results.c.created_at, review_results.c.key)
+    )
+    with store.read_session() as session:
+        rows = session.execute(query).all()
+    return [StoredResult(r.key, Publication.from_json(r.publication), r.created_at) for r in rows]
 
 
 def latest_result(store: Store, *, repo: str, head_sha: str, panel: str) -> StoredResult | None:

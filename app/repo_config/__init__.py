@@ -8,6 +8,7 @@ key. Plain data in, plain data out: no GitHub, web framework or model SDK here.
 from app.repo_config.document import MAX_CONFIG_BYTES
 from app.repo_config.loader import (
     DEFAULT_SOURCE,
+    load_named_config_file,
     load_repo_config,
     load_repo_config_file,
     read_repo_config_text,
@@ -31,6 +32,7 @@ from app.repo_config.model import (
     RepoConfig,
     ReviewConfig,
     SandboxMode,
+    ScoutConfig,
 )
 
 __all__ = [
@@ -54,6 +56,8 @@ __all__ = [
     "RepoConfig",
     "ReviewConfig",
     "SandboxMode",
+    "ScoutConfig",
+    "load_named_config_file",
     "load_repo_config",
     "load_repo_config_file",
     "read_repo_config_text",

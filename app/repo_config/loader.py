@@ -92,8 +92,23 @@ def read_repo_config_text(path: Path) -> str | None:
 
 
 def load_repo_config_file(path: Path) -> RepoConfig:
-    """Load `path`; a missing file means the defaults."""
+    """Load `path`; a missing file means the defaults (a repository without a config)."""
     return load_repo_config(read_repo_config_text(path), source=str(path))
+
+
+def load_named_config_file(path: Path) -> RepoConfig:
+    """Load a config file a person named on the command line (`--config FILE`, `config check
+    FILE`): it must exist. A repository without `.github/ourobot.yml` gets the defaults, but a
+    name that points nowhere is a typo, and judging with the defaults instead would hide it."""
+    text = read_repo_config_text(path)
+    if text is None:
+        raise ConfigError(missing_named_file(path))
+    return load_repo_config(text, source=str(path))
+
+
+def missing_named_file(path: Path) -> str:
+    """The one line every command prints for a config file it was told to read and cannot find."""
+    return f"config file {path}: not found (a file named on the command line must exist)"
 
 
 def _first_error(exc: ValidationError, document: YamlDocument, source: str) -> ConfigError:

@@ -52,8 +52,9 @@ DEFAULT_PROTECTED_PATHS: tuple[str, ...] = (
     ".gitmodules",
     ".gitattributes",
 )
-# What judges a PR must not be editable by the PR: protected in advanced mode whatever the config
-# (the workflows, the config, and the constitution and prompt overrides under .github/ourobot/).
+# What judges a PR must not be editable by the PR: protected in advanced and pro mode whatever the
+# config (the workflows, the config, and the constitution and prompt overrides under
+# .github/ourobot/). In pro mode a change there needs an admin's approval like any protected path.
 GOVERNANCE_PATHS: tuple[str, ...] = (
     ".github/workflows/**",
     ".github/ourobot.yml",
@@ -222,13 +223,14 @@ class GuardsConfig(_Section):
 
     def effective_protected_paths(self, mode: str) -> tuple[str, ...]:
         """The patterns in force: defaults (or the replacement list), the extras, and in
-        advanced mode the governance surface, which no config can unprotect. Pro mode returns
-        the same list: it changes who may approve such a change, not what is protected."""
+        advanced and pro mode the governance surface, which no config can unprotect. Pro mode
+        returns the same list as advanced: it changes who may approve such a change (an admin),
+        not what is protected."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         base = DEFAULT_PROTECTED_PATHS if self.protected_paths is None else self.protected_paths
         paths = [*base, *self.extra_protected_paths]
-        if mode == "advanced":
+        if mode in ("advanced", "pro"):
             paths.extend(GOVERNANCE_PATHS)
         return tuple(dict.fromkeys(paths))
 
@@ -245,6 +247,9 @@ class ReviewConfig(_Section):
     context: Literal["low", "max"] = "low"
     max_diff_chars: Positive = 30_000
     rounds: Positive = 2
+    # After this many panel rounds on a pull request, a new finding about code the latest fix
+    # did not touch is advisory (docs/review.md, "Rounds converge"); null = never.
+    converge_after: Positive | None = 2
 
     @field_validator("models")
     @classmethod
@@ -329,6 +334,13 @@ class MergeConfig(_Section):
     require_up_to_date: Flag = True
 
 
+class ScoutConfig(_Section):
+    """The scout's schedule. null (the default) = never on a schedule, only `/ourobot scout`."""
+
+    # At most once per this many hours (UTC slots from the epoch), between 1 hour and 30 days.
+    every_hours: Annotated[int, Strict(), Field(ge=1, le=720)] | None = None
+
+
 def _section(model: type[_Section]) -> Any:
     return Field(default_factory=model)
 
@@ -351,6 +363,7 @@ class RepoConfig(_Section):
     budgets: Annotated[BudgetsConfig, _OrDefaults] = _section(BudgetsConfig)
     merge: Annotated[MergeConfig, _OrDefaults] = _section(MergeConfig)
     implementer: Annotated[ImplementerConfig, _OrDefaults] = _section(ImplementerConfig)
+    scout: Annotated[ScoutConfig, _OrDefaults] = _section(ScoutConfig)
     loop: Annotated[LoopConfig, _OrDefaults] = _section(LoopConfig)
 
     @field_validator("version", mode="before")

@@ -80,6 +80,24 @@ def create_access_token(call: Call) -> Reply:
     return Reply(201, body)
 
 
+def installation_repositories(call: Call) -> Reply:
+    """`GET /installation/repositories`: what an installation token may act on."""
+    inst = call.identity.installation
+    if call.identity.kind != "installation" or inst is None:
+        raise ApiError(403, "You must authenticate with an installation access token")
+    page, per_page = page_args(call)
+    found = sorted(
+        (r for r in call.state.repos.values() if r.id in inst.repo_ids), key=lambda r: r.id
+    )
+    chunk = found[(page - 1) * per_page : page * per_page]
+    body = {
+        "total_count": len(found),
+        "repository_selection": "selected",
+        "repositories": [repo_json(call.state, r) for r in chunk],
+    }
+    return Reply(body=body)
+
+
 def repo_installation(call: Call) -> Reply:
     require_jwt(call)
     repo = call.state.repo(call.params["owner"], call.params["repo"])
@@ -161,6 +179,7 @@ def routes(sb: Services) -> list[Route]:
             create_access_token,
         ),
         rest_route(sb, "GET", "/repos/{owner}/{repo}/installation", repo_installation),
+        rest_route(sb, "GET", "/installation/repositories", installation_repositories),
         rest_route(sb, "GET", "/app/hook/deliveries", list_deliveries),
         rest_route(sb, "GET", "/app/hook/deliveries/{delivery_id}", get_delivery),
         rest_route(sb, "POST", "/app/hook/deliveries/{delivery_id}/attempts", redeliver),

@@ -6,6 +6,7 @@ become `pull_request.*` where GitHub sends those.
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.routing import Route
@@ -146,11 +147,15 @@ def list_issues(call: Call) -> Reply:
     repo = find_repo(call)
     wanted_state = call.query.get("state", "open")
     wanted_labels = {n.strip().lower() for n in call.query.get("labels", "").split(",") if n}
+    creator = call.query.get("creator", "").lower()
+    since = _timestamp(call.query.get("since"))
     found = [
         issue
         for issue in repo.issues.values()
         if wanted_state in ("all", issue.state)
         and wanted_labels <= {label.name.lower() for label in issue.labels}
+        and creator in ("", issue.user.login.lower())
+        and (since is None or issue.updated_at >= since)
     ]
     key = "updated_at" if call.query.get("sort") == "updated" else "created_at"
     found.sort(
@@ -160,6 +165,20 @@ def list_issues(call: Call) -> Reply:
     url = f"{call.state.base_url}/repos/{repo.full_name}/issues"
     chunk, headers = paginate(call, found, url)
     return Reply(body=[issue_json(call.state, repo, i) for i in chunk], headers=headers)
+
+
+def _timestamp(value: str | None) -> float | None:
+    """An ISO 8601 `since`, as GitHub reads it (`Z` or an offset); 422 when unreadable."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid("Issue", "since", "invalid") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    # GitHub compares at second precision.
+    return float(int(moment.timestamp()))
 
 
 def create_issue(call: Call) -> Reply:

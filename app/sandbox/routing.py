@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.sandbox import auth
+from app.sandbox import auth, permissions
 from app.sandbox.auth import AuthError, Identity
 from app.sandbox.faults import FaultBook
 from app.sandbox.gitops import BareRepo
@@ -95,6 +95,8 @@ class Services:
     hooks: WebhookDispatcher
     faults: FaultBook
     ci: CiRunner
+    # App-manifest codes waiting for their conversion (`app.sandbox.manifests`).
+    conversions: dict[str, Any] = field(default_factory=dict)
 
     def git(self, repo: Repo) -> BareRepo:
         return BareRepo(repo.path)
@@ -279,6 +281,14 @@ def rest_route(
             delay = fr.delay_s
         else:
             delay = 0.0
+        if error is None and identity.kind == "installation" and identity.installation:
+            lacking = permissions.lacking(identity.installation.app.permissions, method, route_name)
+            if lacking:
+                error = ApiError(
+                    403,
+                    "Resource not accessible by integration",
+                    headers={"x-accepted-github-permissions": lacking},
+                )
         if error is None and window.used > limit:
             error = ApiError(
                 403,

@@ -28,6 +28,7 @@ from app.sandbox import (
     api_issues,
     api_pulls,
     api_repos,
+    manifests,
     pushes,
 )
 from app.sandbox.ci import CiRunner
@@ -63,6 +64,7 @@ def build_app(sb: Services, admin_token: str, key_path: Path | None = None) -> S
     routes: list[BaseRoute] = [
         *control_routes(sb, admin_token, key_path),
         *api_app.routes(sb),
+        *manifests.routes(sb),
         # Before api_repos: `/commits/{ref:path}` would otherwise swallow `/commits/x/status`.
         *api_checks.routes(sb),
         *api_repos.routes(sb),

@@ -386,6 +386,24 @@ class SandboxState:
             permissions=dict(APP_PERMISSIONS),
         )
 
+    def register_app(
+        self, *, name: str, permissions: dict[str, str], events: tuple[str, ...]
+    ) -> AppRecord:
+        """Make the App the one a manifest describes: a new id, key, slug, permissions and
+        events (the manifest flow, `app.sandbox.manifests`). Installations of the old App go."""
+        slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "app"
+        self._app_slug = slug
+        app = self._make_app(slug, name, owner_login=self.app.owner.login)
+        app.owner = self.app.owner
+        app.permissions = {"metadata": "read", **permissions}
+        app.events = events
+        self.installations = {
+            key: inst for key, inst in self.installations.items() if inst.app is not self.app
+        }
+        self.app = app
+        self.users[app.bot.login.lower()] = app.bot
+        return app
+
     def _register_app_users(self) -> None:
         for app in (self.app, self.actions_app):
             for user in (app.owner, app.bot):

@@ -29,6 +29,7 @@ from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
 from app.jobs.context import JobContext, retry_delay
 from app.jobs.registry import Job, load_job_modules, registered_jobs
+from app.jobs.scout_schedule import due_scouts
 from app.settings import Settings
 from app.store import Store
 from app.webhooks.inbox import Delivery, Inbox, InboxRow
@@ -42,7 +43,7 @@ from app.webhooks.recovery import redeliver_failed, sweep_overdue
 
 logger = logging.getLogger(__name__)
 
-ROW, SWEEP, REDELIVER = "row", "sweep", "redeliver"
+ROW, SWEEP, REDELIVER, SCOUT = "row", "sweep", "redeliver", "scout"
 MAX_BATCH = 100
 # Deliveries parsed by the receiver, kept until their row is processed; beyond this many waiting,
 # rows are read back and parsed again from the inbox (memory stays bounded under any burst).
@@ -146,6 +147,9 @@ class EmbeddedRunner:
         # arrive) while the server was down.
         self._schedule(0.0, SWEEP)
         self._schedule(0.0, REDELIVER)
+        # The scout's schedule is looked at after one interval: nothing is missed by waiting
+        # (a slot lasts at least an hour), and a start asks GitHub nothing it need not.
+        self._schedule(self.settings.scout_sweep_interval_s, SCOUT)
         self._thread = threading.Thread(target=self._loop, name="ourobot-embedded", daemon=True)
         self._thread.start()
 
@@ -335,6 +339,9 @@ class EmbeddedRunner:
         elif item.kind == REDELIVER:
             self._schedule(self.settings.redelivery_interval_s, REDELIVER)
             self._redeliver()
+        elif item.kind == SCOUT:
+            self._schedule(self.settings.scout_sweep_interval_s, SCOUT)
+            self._scout()
 
     def _process(self, row_id: int) -> None:
         assert self._context is not None
@@ -372,6 +379,23 @@ class EmbeddedRunner:
                 raise _RetryLater(exc) from exc
             # Like a failed Celery task: logged, and the row's other jobs still run.
             logger.exception("job %s failed", planned.name)
+
+    def _scout(self) -> None:
+        """The scheduled scout runs that are due, one after the other. A run that fails for
+        a reason worth retrying is not recorded, so the next look sends it again."""
+        assert self._context is not None
+        try:
+            due = due_scouts(self._context)
+        except Exception as exc:  # GitHub unreachable: the next look tries again
+            logger.warning("scout schedule skipped: %s: %s", type(exc).__name__, exc)
+            return
+        for planned in due:
+            try:
+                self._run_job(planned)
+            except _RetryLater as failure:
+                logger.info(
+                    "scheduled scout %s: %s; the next look retries", planned.kwargs, failure
+                )
 
     def _redeliver(self) -> None:
         assert self._context is not None

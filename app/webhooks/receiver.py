@@ -37,7 +37,6 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.errors import ConfigError
 from app.settings import Settings
-from app.store import latest_version
 from app.webhooks.body import (
     MAX_BODY_BYTES,
     BadContentLength,
@@ -61,6 +60,7 @@ from app.webhooks.handoff import (
     guarded_inline,
     log_delivery,
 )
+from app.webhooks.health import HealthCheck, redis_for_health
 from app.webhooks.inbox import Inbox
 from app.webhooks.recorder import BatchingRecorder
 from app.webhooks.signature import SIGNATURE_HEADER, parse_signature
@@ -154,13 +154,16 @@ def create_receiver_app(
         lifespan=lifespan,
     )
 
+    health = HealthCheck(
+        inbox,
+        mode,
+        recorder.alive,
+        redis_for_health(settings.redis_url) if settings.redis_url else None,
+    )
+
     async def healthz(_: Request) -> Response:
-        if not recorder.alive():
-            reason = "the inbox process is not running"
-            return JSONResponse(
-                {"status": "unavailable", "mode": mode, "reason": reason}, status_code=503
-            )
-        return await anyio.to_thread.run_sync(_health, inbox, mode)
+        answer = await anyio.to_thread.run_sync(health.run)
+        return JSONResponse(answer.body, status_code=answer.status_code)
 
     # The receiver is a plain ASGI app (Starlette calls a non-function endpoint as one). The
     # route gives other methods their 405; POSTs skip the router entirely (`_ReceiverApp`).
@@ -332,22 +335,6 @@ class _Receiver:
     def close(self) -> None:
         """Finish queued inbox writes and submissions."""
         self._recorder.close()
-
-
-def _health(inbox: Inbox, mode: str) -> Response:
-    try:
-        version = inbox.store.current_version()
-    except Exception as error:
-        log.error("health check: database unavailable: %s", describe(error))
-        return JSONResponse({"status": "unavailable", "mode": mode}, status_code=503)
-    return JSONResponse(
-        {
-            "status": "ok",
-            "mode": mode,
-            "schema_version": version,
-            "schema_current": version == latest_version(),
-        }
-    )
 
 
 def _why_unsigned(headers: _Headers, signatures: list[str]) -> str:

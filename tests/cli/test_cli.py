@@ -36,7 +36,8 @@ def test_console_entry_runs_as_module():
 # What a subcommand needs loads only when it runs: building the parser must not import these.
 HEAVY = ("sqlalchemy", "pydantic_settings", "celery", "app.guards", "fastapi", "githubkit")
 COMMANDS = (
-    "serve", "worker", "sandbox", "demo", "config", "guards", "review", "gate", "action", "halt",
+    "serve", "worker", "beat", "sandbox", "demo", "config", "guards", "review", "gate", "action",
+    "halt", "app", "doctor",
 )  # fmt: skip
 PROBE = """
 import json, sys
@@ -101,7 +102,28 @@ def test_every_deferred_handler_names_a_function_that_exists() -> None:
 
     walk(build_parser())
     # sandbox and demo import their implementation inside a handler of their own.
-    split = ("serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt")
+    split = (
+        "serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt",
+        "app", "doctor",
+    )  # fmt: skip
     assert {h.module for h in found} == {f"app.cli.{name}" for name in split}
     for handler in found:
         assert callable(getattr(import_module(handler.module), handler.function)), handler
+
+
+def test_an_internal_error_is_one_line_and_exit_3(monkeypatch, capsys) -> None:
+    import app.cli as cli
+
+    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "tests.cli.crashing_cmd"))
+    assert cli.main(["crash"]) == cli.EXIT_INTERNAL == 3
+    err = capsys.readouterr().err
+    assert err == "ourobot: internal error: KeyError: 'missing' (rerun with --debug)\n"
+
+
+def test_version_prints_the_installed_distribution_version() -> None:
+    from importlib.metadata import version
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", "--version"], capture_output=True, text=True, check=False
+    )
+    assert (proc.returncode, proc.stdout) == (0, f"ourobot {version('ourobot')}\n")

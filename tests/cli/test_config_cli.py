@@ -99,12 +99,42 @@ def test_yaml_syntax_error_is_one_line_without_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_missing_file_prints_defaults_with_a_note(tmp_path):
+def test_a_missing_file_named_on_the_command_line_is_bad_input(tmp_path):
     path = tmp_path / "absent.yml"
     proc = run(path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        f"ourobot: config file {path}: not found (a file named on the command line must exist)\n"
+    )
+
+
+def test_without_a_file_a_repository_without_config_gets_the_defaults(tmp_path):
+    proc = subprocess.run(
+        [str(OUROBOT), "config", "check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0
-    assert proc.stderr == f"ourobot: {path}: not found; the defaults apply\n"
+    assert proc.stderr == "ourobot: no .github/ourobot.yml here; the defaults apply\n"
     assert load_repo_config(proc.stdout) == RepoConfig()
+
+
+def test_without_a_file_the_repository_config_is_checked(tmp_path):
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/ourobot.yml").write_text("version: 1\nmode: lite\n")
+    proc = subprocess.run(
+        [str(OUROBOT), "config", "check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.startswith("ourobot: .github/ourobot.yml:2: mode: ")
 
 
 def test_directory_is_bad_input(tmp_path):

@@ -23,11 +23,13 @@ def test_demo_runs_the_loop_and_exits_0(tmp_path):
     titles = [line for line in out.splitlines() if line.startswith("[")]
     assert len(titles) >= 12
     assert "verified and recorded pull_request.opened" in out
-    # the clean pull request passes both checks; the destructive rewrite passes the panel
-    # (it approves everything) and is refused by the guards
+    # the clean pull request passes both checks; the destructive rewrite is refused by the
+    # guards, and the panel (which approves everything) is never asked about it: cheap first
     assert out.count("success: No violations") == 1
     assert "failure: 2 violation(s): deletions" in out
-    assert out.count("success: Review passed: 2 of 2 approved") == 2
+    assert out.count("success: Review passed: 2 of 2 approved") == 1
+    assert "failure: Not reviewed: the guards failed on" in out
+    assert "model requests for this pull request: 0" in out
     assert "halted" in out
     assert "Halt lifted" in out
     assert out.splitlines()[-1].startswith("demo finished")

@@ -206,3 +206,26 @@ def test_hostile_paths_are_escaped_in_the_text_output(tmp_path):
     assert proc.returncode == 1
     assert b"\x1b" not in proc.stdout
     assert b"x\\u001b[2J.txt" in proc.stdout
+
+
+@pytest.mark.parametrize("mode", ["advanced", "pro"])
+@pytest.mark.parametrize(
+    "path", [".github/ourobot/CONSTITUTION.md", ".github/ourobot/prompts/reviewer.md"]
+)
+def test_the_governance_surface_stays_protected_when_the_config_protects_nothing(
+    repo, tmp_path, mode, path
+):
+    # The standard a PR is judged by: `protected_paths: []` cannot unprotect it. In pro mode
+    # the guards still flag it, and the gate asks an admin (docs/gate.md, owner-approval).
+    repo.write(".github/ourobot/CONSTITUTION.md", "Every function has a docstring.\n")
+    base = repo.commit("base")
+    repo.write(path, "Anything goes.\n")
+    head = repo.commit("relax the standard")
+    config = tmp_path / "ourobot.yml"
+    config.write_text(f"version: 1\nmode: {mode}\nguards:\n  protected_paths: []\n")
+    args = ["--repo", str(repo.path), "--base", base, "--head", head, "--config", str(config)]
+    proc = ourobot("guards", "check", *args, "--json")
+    assert proc.returncode == 1, proc.stderr
+    [violation] = json.loads(proc.stdout)["violations"]
+    assert (violation["rule"], violation["path"]) == ("protected-path", path)
+    assert ".github/ourobot/**" in violation["message"]

@@ -67,5 +67,5 @@ def test_the_action_installs_from_its_own_path_and_passes_inputs_through_env():
     for step in steps:
         assert "${{" not in step.get("run", "")
     assert set(action["outputs"]) == {
-        "conclusion", "violations", "decision", "merged", "pull-request", "outcome",
+        "conclusion", "violations", "reason", "decision", "merged", "pull-request", "outcome",
     }  # fmt: skip

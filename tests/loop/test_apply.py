@@ -74,15 +74,34 @@ def test_unsafe_and_protected_paths_are_refused_before_anything_is_written(
     assert not Path("/tmp/x.txt").exists()
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".github/workflows/ci.yml",
+        ".github/ourobot/CONSTITUTION.md",
+        ".github/ourobot/prompts/reviewer.md",
+        ".github/ourobot/prompts/scope-reviewer.md",
+    ],
+)
 def test_the_governance_surface_stays_protected_when_the_config_unprotects_everything(
+    tree: GitRepo, path: str
+):
+    target = tree.path / path
+    before = target.read_text() if target.exists() else None
+    result = apply(tree, Edit("file", path, content="x"), text="guards: {protected_paths: []}\n")
+    assert [(r.rule, r.path) for r in result.refusals] == [("protected-path", path)]
+    assert (target.read_text() if target.exists() else None) == before
+
+
+def test_pro_mode_flags_a_constitution_change_for_an_admin_even_with_nothing_protected(
     tree: GitRepo,
 ):
+    path = ".github/ourobot/CONSTITUTION.md"
     result = apply(
-        tree,
-        Edit("file", ".github/workflows/ci.yml", content="x"),
-        text="guards: {protected_paths: []}\n",
+        tree, Edit("file", path, content="x\n"), text="mode: pro\nguards: {protected_paths: []}\n"
     )
-    assert [r.rule for r in result.refusals] == ["protected-path"]
+    assert result.refusals == []
+    assert [(f.rule, f.path) for f in result.flags] == [("protected-path", path)]
 
 
 def test_pro_mode_writes_a_protected_path_and_flags_it(tree: GitRepo):

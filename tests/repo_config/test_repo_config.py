@@ -206,15 +206,16 @@ def test_every_documented_key_is_in_the_document():
     document = RepoConfig().to_document()
     assert list(document) == [
         "version", "mode", "project", "test_command", "sandbox", "guards", "review", "models",
-        "budgets", "merge", "implementer", "loop",
+        "budgets", "merge", "implementer", "scout", "loop",
     ]  # fmt: skip
+    assert document["scout"] == {"every_hours": None}
     assert list(document["guards"]) == [
         "max_deleted_lines", "max_file_shrink_percent", "max_deletions_per_iteration",
         "max_changed_files", "max_added_lines", "max_diff_bytes", "allow_binary",
         "protected_paths", "extra_protected_paths", "secrets", "test_tamper", "apply_to",
     ]  # fmt: skip
     assert list(document["review"]) == [
-        "models", "quorum", "timeout_s", "context", "max_diff_chars", "rounds",
+        "models", "quorum", "timeout_s", "context", "max_diff_chars", "rounds", "converge_after",
     ]  # fmt: skip
     assert list(document["models"]) == ["implementer", "planner", "scout"]
     assert list(document["budgets"]) == [
@@ -260,7 +261,7 @@ def test_null_turns_each_numeric_limit_off(key, spelling):
         (
             "version: 1\nreview:\n  rounds: 1\n  colour: red\n",
             ":4: review.colour: unknown key (known keys: models, quorum, timeout_s, context, "
-            "max_diff_chars, rounds)",
+            "max_diff_chars, rounds, converge_after)",
         ),
         (
             "version: 1\nproject:\n  title: x\n",
@@ -695,15 +696,17 @@ def test_defaults_are_in_force_in_every_mode(mode):
     assert GuardsConfig().effective_protected_paths(mode) == DEFAULT_PROTECTED_PATHS
 
 
-def test_replacement_list_replaces_defaults_outside_advanced():
+def test_replacement_list_replaces_defaults_outside_the_governance_surface():
     guards = GuardsConfig(protected_paths=("deploy/**",), extra_protected_paths=("*.tfstate",))
     assert guards.effective_protected_paths("light") == ("deploy/**", "*.tfstate")
-    assert guards.effective_protected_paths("pro") == ("deploy/**", "*.tfstate")
+    assert guards.effective_protected_paths("pro") == ("deploy/**", "*.tfstate", *GOVERNANCE_PATHS)
 
 
 def test_advanced_mode_keeps_the_governance_surface_whatever_the_config_says():
     guards = load("version: 1\nguards:\n  protected_paths: []\n").guards
     assert guards.effective_protected_paths("advanced") == GOVERNANCE_PATHS
+    # pro: the implementer may change them, and the PR then needs an admin's approval
+    assert guards.effective_protected_paths("pro") == GOVERNANCE_PATHS
     assert guards.effective_protected_paths("light") == ()
     replaced = GuardsConfig(protected_paths=("deploy/**",))
     assert replaced.effective_protected_paths("advanced") == ("deploy/**", *GOVERNANCE_PATHS)
@@ -837,3 +840,19 @@ def test_sandbox_and_implementer_keys_load_and_are_checked():
 def test_the_operator_caps_the_wall_time_too():
     config = load_repo_config("version: 1\nbudgets: {wall_time_s: 99999}\n")
     assert config.capped(load_settings(env={}, cap_wall_time_s=600)).budgets.wall_time_s == 600
+
+
+def test_the_scout_is_off_the_schedule_unless_a_repository_asks():
+    assert RepoConfig().scout.every_hours is None
+    assert load_repo_config("version: 1\nscout: {every_hours: 24}\n").scout.every_hours == 24
+    assert load_repo_config("version: 1\nscout:\n").scout.every_hours is None
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("0", "at least 1, got 0"), ('"24"', "expected an integer or null"), ("721", "at most 720")],
+)
+def test_a_scout_schedule_out_of_bounds_is_refused_naming_the_key(value, problem):
+    with pytest.raises(ConfigError) as refused:
+        load_repo_config(f"version: 1\nscout:\n  every_hours: {value}\n")
+    assert "scout.every_hours" in str(refused.value) and problem in str(refused.value)

@@ -66,7 +66,14 @@ def test_unanimous_approval_exits_0_with_the_json_contract(fake_models_env, chan
     fake_models_env.script(A, APPROVE)
     fake_models_env.script(B, Text("Fine.\nVERDICT: APPROVE"))
     code, out, err = check(capsys, change, "--json")
-    assert (code, err) == (0, "")
+    assert code == 0
+    # stdout is the JSON alone; stderr says what was asked and each verdict as it arrived.
+    lines = err.splitlines()
+    assert lines[0] == f"ourobot review: asking 2 models ({A}, {B}), up to 20s"
+    assert sorted(line.split(" (")[0] for line in lines[1:]) == [
+        f"ourobot review: {A}: approve, 0 findings",
+        f"ourobot review: {B}: approve, 0 findings",
+    ]
     assert json.loads(out) == {
         "conclusion": "success",
         "reason": "approved",
@@ -106,7 +113,8 @@ def test_garbage_and_missing_answers_exit_1_incomplete(fake_models_env, change, 
     code, out, err = check(capsys, change, "--json")
     assert code == 1
     assert json.loads(out)["reason"] == "incomplete"
-    assert f"ourobot: {A}: the last line is not" in err
+    assert f"ourobot review: {A}: incomplete (" in err
+    assert "): the last line is not" in err
 
 
 def test_timeout_from_the_config_bounds_the_run(fake_models_env, repo, capsys):
@@ -199,7 +207,10 @@ def test_secrets_and_hidden_ticket_content_never_reach_a_model(
         (["--base", "nope", "--head", "feature"], "--base 'nope': unknown revision"),
         (["--base", "main", "--head", "main"], "nothing to review"),
         (["--base", "main", "--head", "feature", "--ticket", "/nonexistent/t.md"], "--ticket"),
-        (["--base", "main", "--head", "feature", "--config", "/nonexistent.yml"], "--config"),
+        (
+            ["--base", "main", "--head", "feature", "--config", "/nonexistent.yml"],
+            "config file /nonexistent.yml: not found",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(fake_models_env, change, capsys, args, message):

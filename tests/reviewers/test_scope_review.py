@@ -166,6 +166,23 @@ def test_the_tree_is_bounded_with_an_omitted_count(repo):
     assert repo_map.readme is None and repo_map.constitution is None
 
 
+def test_the_scope_reviewer_gets_the_whole_constitution_and_the_tree_gives_way(repo):
+    # 200 numbered rules (~7,000 characters), far past the old 40-line opening.
+    rules = "".join(f"{n}. Rule number {n} of this project holds.\n" for n in range(1, 201))
+    files = {f"pkg/module_{n:03}.py": "x = 1\n" for n in range(300)}
+    repo.commit({**files, ".github/ourobot/CONSTITUTION.md": rules})
+    repo.branch("feature")
+    repo.commit({"pkg/module_000.py": "x = 2\n"})
+    change = read_change(repo.path, "main", "feature")
+    roomy = read_repo_map(repo.path, change, max_chars=30_000)
+    tight = read_repo_map(repo.path, change, max_chars=9_000)
+    for repo_map in (roomy, tight):
+        assert repo_map.constitution == rules  # whole, never cut to fit
+    assert roomy.tree_omitted == 0
+    assert tight.tree_omitted > 0  # everything else shrinks first
+    assert len(tight.tree) < len(roomy.tree)
+
+
 def test_coupling_names_hubs_first_and_is_bounded():
     graph = ImportGraph()
     for n in range(4):

@@ -13,7 +13,7 @@ from app.errors import ConfigError, UserError
 from app.jobs.registry import Job
 from app.settings import Settings
 from tasks import PROCESS_DELIVERY_TASK, SWEEP_TASK, CeleryDispatcher, create_celery
-from tasks.dispatch import UnknownJob, send_job
+from tasks.dispatch import SCOUT_SWEEP_TASK, UnknownJob, send_job
 from tasks.job_tasks import registered_task_names
 from tests.plugins.processes import RedisServer, free_port
 
@@ -43,7 +43,9 @@ def test_config_guarantees_at_least_once_delivery(tmp_path: Path) -> None:
     assert {entry["task"] for entry in conf.beat_schedule.values()} == {
         SWEEP_TASK,
         "ourobot.redeliver_failed_webhooks",
+        SCOUT_SWEEP_TASK,  # sends nothing unless a repository sets scout.every_hours
     }
+    assert conf.beat_schedule["scout-schedule"]["schedule"] == 3600.0
     assert conf.beat_schedule_filename.startswith(str(tmp_path))
 
 
@@ -54,6 +56,8 @@ def test_every_registered_job_becomes_a_task(tmp_path: Path) -> None:
         PROCESS_DELIVERY_TASK,
         SWEEP_TASK,
         "ourobot.redeliver_failed_webhooks",
+        SCOUT_SWEEP_TASK,
+        "ourobot.scout",
         "ourobot.tests.post_once",
         "ourobot.tests.call_github",
     ):

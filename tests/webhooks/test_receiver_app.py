@@ -524,6 +524,7 @@ def test_healthz_reports_ok_mode_and_schema(client: TestClient) -> None:
         "mode": "embedded",
         "schema_version": latest_version(),
         "schema_current": True,
+        "checks": {"inbox_process": "ok", "store": "ok"},
     }
 
 
@@ -542,7 +543,11 @@ def test_healthz_says_redis_mode_and_503_when_the_database_is_down(tmp_path: Pat
     finally:
         store.close()
     assert response.status_code == 503
-    assert response.json() == {"status": "unavailable", "mode": "redis"}
+    assert response.json() == {
+        "status": "unavailable",
+        "mode": "redis",
+        "checks": {"inbox_process": "ok", "store": "unavailable", "redis": "unavailable"},
+    }
 
 
 @pytest.mark.parametrize("secret", [None, ""])

@@ -208,6 +208,7 @@ def test_healthz_reports_mode_and_schema_without_secrets(client: httpx.Client) -
         "mode": "embedded",
         "schema_version": latest_version(),
         "schema_current": True,
+        "checks": {"inbox_process": "ok", "store": "ok"},
     }
     assert SECRET not in response.text
 

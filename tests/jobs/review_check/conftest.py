@@ -87,8 +87,18 @@ class ReviewWorld:
 
     # ---- git ---------------------------------------------------------------------------------
 
-    def push(self, branch: str, files: dict[str, str], *, start: str = "origin/main") -> str:
-        """Commit `files` on `branch` (from `start`) and push it; the new head SHA."""
+    def push(
+        self,
+        branch: str,
+        files: dict[str, str],
+        *,
+        start: str = "origin/main",
+        guards: str | None = "success",
+    ) -> str:
+        """Commit `files` on `branch` (from `start`) and push it; the new head SHA. A head
+        pushed to a branch other than main gets an `ourobot/guards` run by the App with the
+        conclusion `guards` (None: none), as the guards job would post it: cheap first, the
+        panel reviews a head only after the guards passed on it."""
         git, token = self.sandbox.git, self.repo.owner_token
         if not self.work.exists():
             git("clone", "-q", self.repo.clone_url, str(self.work), token=token)
@@ -101,7 +111,24 @@ class ReviewWorld:
         git("add", "-A", cwd=self.work)
         git("commit", "-q", "-m", f"change {branch}", cwd=self.work)
         git("push", "-q", "-f", "origin", branch, cwd=self.work, token=token)
-        return git("rev-parse", "HEAD", cwd=self.work).stdout.strip()
+        head = git("rev-parse", "HEAD", cwd=self.work).stdout.strip()
+        if guards is not None and branch != "main":
+            self.post_guards(head, guards)
+        return head
+
+    def post_guards(self, sha: str, conclusion: str) -> None:
+        """A completed `ourobot/guards` run on `sha` by ourobot's App."""
+        self.bot.rest.checks.create(
+            self.repo.owner,
+            self.repo.name,
+            data={
+                "name": "ourobot/guards",
+                "head_sha": sha,
+                "status": "completed",
+                "conclusion": conclusion,
+                "output": {"title": f"Guards {conclusion}", "summary": "posted by the test"},
+            },
+        )
 
     def open_pull(
         self,
@@ -111,9 +138,10 @@ class ReviewWorld:
         by: str = "bot",
         body: str = "Adds divide().",
         title: str = "Add divide",
+        guards: str | None = "success",
     ) -> tuple[int, str, dict[str, Any]]:
         """Push a branch and open a PR as `by`; (number, head sha, opened webhook payload)."""
-        head = self.push(branch, files)
+        head = self.push(branch, files, guards=guards)
         client = self.bot if by == "bot" else self.user(by)
         made = client.rest.pulls.create(
             self.repo.owner, self.repo.name, title=title, head=branch, base="main", body=body

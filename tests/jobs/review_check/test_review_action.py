@@ -41,12 +41,21 @@ def action_env(rw, monkeypatch, tmp_path):
     return build
 
 
-def test_the_action_reviews_the_event_pr_and_exits_1_on_a_rejection(rw, action_env, tmp_path):
+def test_the_action_reviews_the_event_pr_and_exits_1_on_a_rejection(
+    rw, action_env, tmp_path, capsys
+):
     rw.models.script(A, APPROVE)
     rw.models.script(B, Text(REJECT))
     number, head, payload = rw.open_pull({"calc/ops.py": NEW_OPS})
     env = action_env(payload)
     assert run_review_action(env) == 1
+    # The Actions log shows each model's verdict as it arrives, one line each.
+    log = capsys.readouterr().out.splitlines()
+    progress = sorted(line.split(" (")[0] for line in log if f"#{number}: " in line)
+    assert progress == [
+        f"ourobot review {rw.repo.full_name}#{number}: {A}: approve, 0 findings",
+        f"ourobot review {rw.repo.full_name}#{number}: {B}: reject, 1 finding",
+    ]
     [run] = rw.check_runs(head)
     assert (run.conclusion, run.output.title) == ("failure", "Review failed: rejected by 1 of 2")
     output = (tmp_path / "output.txt").read_text()

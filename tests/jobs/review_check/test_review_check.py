@@ -11,17 +11,22 @@ from githubkit.exception import RequestFailed
 
 from app.store.schema import effects
 from reviewers.fake_servers import Malformed, Text, delayed, overloaded
+from reviewers.obligations import finding_id
+from reviewers.verdict import Finding
 from tests.jobs.review_check.conftest import APPROVE, CANARY_ENV, CANARY_FILE, DIVIDE, A, B
 
 pytestmark = pytest.mark.slow
 
 OPS = "calc/ops.py"
 NEW_OPS = "def add(a: int, b: int) -> int:\n    return a + b\n" + DIVIDE
+ZERO = Finding("blocker", OPS, 6, "divide(1, 0) raises ZeroDivisionError; check b first")
 REJECT = Text(
     "Division by zero is not handled.\n"
     "FINDING blocker calc/ops.py:6 divide(1, 0) raises ZeroDivisionError; check b first\n"
     "VERDICT: REJECT"
 )
+# The next round lists REJECT's finding as an open obligation: each reviewer answers it.
+RESOLVED = Text(f"RESOLVED {finding_id(ZERO)} b is checked now\nVERDICT: APPROVE")
 
 
 def bot_reviews(rw, number):
@@ -186,8 +191,8 @@ def test_a_push_during_the_review_leaves_the_result_on_the_old_head_only(rw):
 
     # The new head's own event starts its own run, on the new head; it passes, and nothing
     # of the old run is left blocking it.
-    rw.models.script(A, APPROVE)
-    rw.models.script(B, APPROVE)
+    rw.models.script(A, RESOLVED)
+    rw.models.script(B, RESOLVED)
     [job] = rw.jobs_for(sync, "synchronize")
     assert job.kwargs["head_sha"] == new
     rw.run(job)
@@ -199,8 +204,8 @@ def test_a_push_during_the_review_leaves_the_result_on_the_old_head_only(rw):
 
 def test_a_pass_on_a_new_head_dismisses_the_old_request_for_changes(rw):
     rw.push("main", {".github/ourobot.yml": _config(apply_to="all")})
-    rw.models.script(A, APPROVE, APPROVE)
-    rw.models.script(B, REJECT, APPROVE)
+    rw.models.script(A, APPROVE, RESOLVED)
+    rw.models.script(B, REJECT, RESOLVED)
     number, _old, payload = rw.open_pull({OPS: NEW_OPS}, branch="feature", by="writer")
     rw.run(rw.jobs_for(payload)[0])
     assert [r.state for r in bot_reviews(rw, number)] == ["CHANGES_REQUESTED"]

@@ -1,0 +1,1 @@
+"""Installing ourobot: the GitHub App's manifest and the deployment checks (`ourobot doctor`)."""
