@@ -84,3 +84,26 @@ def test_missing_credentials_are_a_clear_error(tmp_path):
     made = GitHubClients(load_settings(env={}, data_dir=tmp_path))
     with pytest.raises(ConfigError, match="OUROBOT_APP_ID"):
         made.app()
+
+
+def _mints(sandbox) -> int:
+    routes = sandbox.control.stats()["routes"]
+    return int(routes.get("POST /app/installations/{installation_id}/access_tokens", 0))
+
+
+def test_the_git_token_is_reused_until_it_is_near_expiry(sandbox, tmp_path):
+    repo = sandbox.create_repo()
+    made = clients(sandbox, tmp_path)
+    first = made.git_token(repo.installation_id)
+    assert made.git_token(repo.installation_id) == first  # an hour left: reused
+    assert clients(sandbox, tmp_path).git_token(repo.installation_id) == first  # per process
+    assert _mints(sandbox) == 1
+
+
+def test_a_token_near_its_expiry_is_not_reused(sandbox, tmp_path):
+    sandbox.control.set_token_ttl(60)  # less than the refresh margin
+    repo = sandbox.create_repo()
+    made = clients(sandbox, tmp_path)
+    made.git_token(repo.installation_id)
+    made.git_token(repo.installation_id)
+    assert _mints(sandbox) == 2

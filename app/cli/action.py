@@ -8,6 +8,8 @@ escaped Markdown.
 
 `gate`: the merge gate on the event's pull requests (`app.action.gate`).
 
+`implement`: one cycle for the triggering issue, to a pull request (`app.action.implement`).
+
 `guards`: evaluate the pull request's base..head with the guards (config from the base),
 whatever `guards.apply_to` says (that is the App's choice of PRs; a workflow chooses its own),
 write the step summary and the outputs `conclusion` (success/failure) and `violations`, print
@@ -177,7 +179,14 @@ def run_gate(env: Mapping[str, str]) -> int:
     return run_gate_action(env)
 
 
+def run_implement(env: Mapping[str, str]) -> int:
+    from app.action.implement import run_implement_action  # the loop loads only when used
+
+    return run_implement_action(env)
+
+
 COMMANDS = {
+    "implement": run_implement,
     "guards": run_guards,
     "command": run_command,
     "review": run_review,

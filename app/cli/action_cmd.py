@@ -11,7 +11,7 @@ from typing import Any
 from app.cli.deferred import deferred
 
 # What `ourobot action` does; `app.cli.action.COMMANDS` holds one function for each.
-ACTIONS = ("command", "guards", "review", "gate")
+ACTIONS = ("command", "guards", "review", "gate", "implement")
 
 
 def register(subparsers: Any) -> None:

@@ -11,12 +11,13 @@ from functools import partial
 
 from app.commands.actors import is_automation, login_of
 from app.commands.slash import parse_commands
+from app.handlers.issue_fields import label_names
 from app.handlers.router import Event, Router
 from app.jobs.registry import Job
 from app.settings import Settings
 
 INLINE_VERBS = frozenset({"panic", "resume"})
-TRIGGER_TEXT_VERBS = frozenset({"plan"})
+TRIGGER_TEXT_VERBS = frozenset({"plan", "implement"})
 
 
 def register(router: Router, settings: Settings) -> None:
@@ -58,7 +59,7 @@ def on_comment_created(event: Event, *, settings: Settings) -> list[Job]:
     return jobs
 
 
-def _trigger_text(verb: str, issue: Mapping[str, object]) -> dict[str, str | None]:
+def _trigger_text(verb: str, issue: Mapping[str, object]) -> dict[str, str | list[str] | None]:
     """The issue's title and body as the event carried them, for the verbs that show them to a
     model (the text used is the text at trigger time); other verbs' jobs stay small."""
     if verb not in TRIGGER_TEXT_VERBS:
@@ -67,4 +68,5 @@ def _trigger_text(verb: str, issue: Mapping[str, object]) -> dict[str, str | Non
     return {
         "issue_title": title if isinstance(title, str) else None,
         "issue_body": body if isinstance(body, str) else "",
+        "issue_labels": label_names(issue.get("labels")),
     }

@@ -66,4 +66,6 @@ def test_the_action_installs_from_its_own_path_and_passes_inputs_through_env():
     assert run["run"] == '"$RUNNER_TEMP/ourobot-venv/bin/ourobot" action "$OUROBOT_COMMAND"'
     for step in steps:
         assert "${{" not in step.get("run", "")
-    assert set(action["outputs"]) == {"conclusion", "violations", "reason", "decision", "merged"}
+    assert set(action["outputs"]) == {
+        "conclusion", "violations", "reason", "decision", "merged", "pull-request", "outcome",
+    }  # fmt: skip

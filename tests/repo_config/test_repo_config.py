@@ -206,7 +206,7 @@ def test_every_documented_key_is_in_the_document():
     document = RepoConfig().to_document()
     assert list(document) == [
         "version", "mode", "project", "test_command", "sandbox", "guards", "review", "models",
-        "budgets", "merge", "implementer", "scout",
+        "budgets", "merge", "implementer", "scout", "loop",
     ]  # fmt: skip
     assert document["scout"] == {"every_hours": None}
     assert list(document["guards"]) == [
@@ -227,6 +227,7 @@ def test_every_documented_key_is_in_the_document():
     assert list(document["merge"]) == [
         "require_human_approval", "method", "required_checks", "require_up_to_date",
     ]  # fmt: skip
+    assert list(document["loop"]) == ["cycles_per_hour", "max_open_prs"]
 
 
 LIMITS = [

@@ -324,7 +324,7 @@ def test_moving_the_bodies_out_keeps_every_stored_delivery(engine: Engine) -> No
             )
     assert migrate(engine, MIGRATIONS[:4]) == [4]
     # and, once bodies say how they are encoded, the bodies already there read as they were
-    assert migrate(engine) == [5]
+    assert migrate(engine, MIGRATIONS[:5]) == [5]
     store = Store(engine)
     rows = [Inbox(store).get(row_id) for row_id in (1, 2)]
     assert [(row.delivery_id, row.body, row.state) for row in rows if row] == [

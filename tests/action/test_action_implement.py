@@ -1,0 +1,75 @@
+"""`ourobot action implement`: one cycle for the triggering issue inside GitHub Actions, with the
+workflow's token (or an App's, `app-token`) against the sandbox."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.action.implement import run_implement_action
+from reviewers.fake_servers import edits_reply
+from tests.jobs.loop.conftest import FIX, IMPLEMENTER, WITH_TEST, LoopWorld, make_world
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def lw(sandbox, webhook_sink, fake_models, tmp_path):
+    world = make_world(sandbox, webhook_sink, fake_models, tmp_path)
+    yield world
+    world.store.close()
+
+
+@pytest.fixture
+def action_env(lw: LoopWorld, monkeypatch, tmp_path):
+    for name, value in lw.models.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OUROBOT_BOT_LOGIN", lw.sandbox.app.bot_login)
+
+    def build(event: str, payload: dict) -> dict[str, str]:
+        path = tmp_path / "event.json"
+        path.write_text(json.dumps({k: v for k, v in payload.items() if k != "installation"}))
+        return {
+            "GITHUB_EVENT_NAME": event,
+            "GITHUB_EVENT_PATH": str(path),
+            "GITHUB_API_URL": lw.sandbox.url,
+            "GITHUB_TOKEN": "not-a-token-the-app-token-wins",
+            "OUROBOT_APP_TOKEN": lw.sandbox.control.installation_token(lw.repo.installation_id),
+            "GITHUB_RUN_ID": "77",
+            "RUNNER_TEMP": str(tmp_path / "runner"),
+            "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        }
+
+    return build
+
+
+def test_the_action_turns_the_labeled_issue_into_a_pull_request(lw, action_env, tmp_path):
+    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
+    number = lw.issue()
+    lw.label(number, "writer")
+    [delivery] = [d for d in lw.new_deliveries() if d.event == "issues" and d.action == "labeled"]
+    env = action_env("issues", delivery.payload)
+    assert run_implement_action(env) == 0
+    [pull] = lw.pulls()
+    assert pull.head.ref == f"ourobot/issue-{number}"
+    assert pull.user.login == lw.sandbox.app.bot_login  # the App's token opened it
+    output = (tmp_path / "output.txt").read_text()
+    assert f"pull-request={pull.number}\n" in output
+    # A rerun of the same workflow run finds its pull request and status comment.
+    assert run_implement_action(env) == 0
+    assert len(lw.pulls()) == 1 and len(lw.bot_comments(number)) == 1
+
+
+def test_other_events_and_bots_do_nothing(lw, action_env, tmp_path):
+    number = lw.issue()
+    lw.label(number, "writer", name="bug")
+    lw.comment("writer", number, "/ourobot help")
+    for delivery in lw.new_deliveries():
+        payload = dict(delivery.payload)
+        if delivery.event == "issue_comment":
+            payload["comment"] = {**payload["comment"], "user": {"login": "x[bot]", "type": "Bot"}}
+        assert run_implement_action(action_env(delivery.event, payload)) == 0
+    assert lw.pulls() == [] and lw.models.requests == []
+    assert "outcome=nothing to do" in (tmp_path / "output.txt").read_text()
