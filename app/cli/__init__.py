@@ -37,6 +37,9 @@ COMMAND_MODULES = (
     "app.cli.cycle_cmd",
     "app.cli.action_cmd",
     "app.cli.halt_cmd",
+    "app.cli.status_cmd",
+    "app.cli.ledger_cmd",
+    "app.cli.patterns_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]

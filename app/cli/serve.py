@@ -15,6 +15,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from app.cli import EXIT_OK
+from app.cli.store_open import open_store
 from app.errors import ConfigError
 from app.settings import Settings, load_settings
 
@@ -40,7 +41,7 @@ def serve(args: argparse.Namespace) -> int:
     with ExitStack() as cleanup:  # closes in reverse: dispatcher, store, socket
         listener = cleanup.enter_context(server.listen(args.host, args.port))
         logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-        store = _open_store(settings)
+        store = open_store(settings)
         cleanup.callback(store.close)
         if not settings.has_app_credentials():
             print(
@@ -111,18 +112,3 @@ def build_inline_hook(settings: Settings, store: Store) -> InlineHook | None:
             settings.redis_url, socket_connect_timeout=2, socket_timeout=2
         )
     return PanicHandler(settings, store, redis_client)
-
-
-def _open_store(settings: Settings) -> Store:
-    from sqlalchemy.exc import OperationalError
-
-    from app.store import Store
-
-    store = Store.open(settings)
-    try:
-        store.migrate()
-    except OperationalError as error:
-        store.close()
-        first = (str(error.orig).strip().splitlines() or ["unreachable"])[0]
-        raise ConfigError(f"OUROBOT_DATABASE_URL: cannot open the database: {first}") from None
-    return store

@@ -6,7 +6,7 @@ from app.commands.slash import VERB_PERMISSIONS, Permission, SlashCommand
 
 # Verbs whose loops have landed; every other verb answers "not available yet", never silence.
 AVAILABLE_VERBS = frozenset(
-    {"help", "status", "review", "merge", "hold", "unhold", "override", "revert"}
+    {"help", "status", "budget", "review", "merge", "hold", "unhold", "override", "revert"}
 )
 
 VERB_HELP = {
@@ -21,7 +21,7 @@ VERB_HELP = {
     "revert": "open a pull request reverting this merged one (it goes through every gate)",
     "scout": "propose new tickets (labeled `ourobot:proposed`)",
     "status": "show what ourobot knows about this thread",
-    "budget": "show or lower this ticket's budget",
+    "budget": "show this ticket's spend against its budget and today's against the daily cap",
     "panic": "stop all ourobot work on this installation at once",
     "resume": "lift a panic",
     "help": "this list",

@@ -37,6 +37,7 @@ def test_console_entry_runs_as_module():
 HEAVY = ("sqlalchemy", "pydantic_settings", "celery", "app.guards", "fastapi", "githubkit")
 COMMANDS = (
     "serve", "worker", "sandbox", "demo", "config", "guards", "review", "gate", "action", "halt",
+    "status", "ledger", "patterns",
 )  # fmt: skip
 PROBE = """
 import json, sys
