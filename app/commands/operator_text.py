@@ -1,8 +1,10 @@
 """What `/ourobot status` and `/ourobot budget` answer on a thread. Text only, no I/O.
 
 Only words ourobot itself wrote reach these replies (outcome axes, error classes, kinds,
-amounts, logins and scopes GitHub or the operator gave); reasons and model text stay in the
-ledger, shown by `ourobot ledger`, so nothing untrusted is echoed into a comment here.
+amounts, logins GitHub gave); reasons and model text stay in the ledger, shown by
+`ourobot ledger`, so nothing untrusted is echoed into a comment here. No halt appears either:
+while one is in force ourobot writes nothing on GitHub, this reply included (`ourobot status`
+and the status page show halts).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.controls.halt import Halt
 from app.controls.ledger import Entry
 from app.controls.pricing import usd
 
@@ -23,7 +24,6 @@ class ThreadStatus:
     repo: str
     number: int
     at: datetime
-    halt: Halt | None
     entries: Sequence[Entry]  # the thread's newest ledger rows, oldest first
     spent_micro_usd: int  # on this thread as a ticket
 
@@ -50,15 +50,6 @@ def status_text(status: ThreadStatus, *, asked_by: str) -> str:
         f"as of {status.at:%Y-%m-%d %H:%M:%S} UTC (asked by @{_safe(asked_by)})",
         "",
     ]
-    if status.halt is not None:
-        lines.append(
-            f"⛔ ourobot is **halted** ({_safe(status.halt.scope)}, by "
-            f"{_safe(status.halt.set_by)} at {status.halt.set_at:%Y-%m-%d %H:%M} UTC): "
-            "no new work starts until an operator resumes it."
-        )
-    else:
-        lines.append("ourobot is running: no halt is in force for this installation.")
-    lines.append("")
     if not status.entries:
         lines.append("The ledger has no rows for this thread yet.")
     else:

@@ -10,7 +10,6 @@ from typing import Any
 from githubkit import GitHub
 
 from app.commands.operator_text import Budget, ThreadStatus, budget_text, status_text
-from app.controls.halt import HaltRegistry
 from app.controls.ledger import Ledger
 from app.controls.ledger_query import LedgerFilter, search
 from app.errors import ConfigError
@@ -43,7 +42,6 @@ def operator_reply(
             repo=repo,
             number=number,
             at=datetime.now(UTC),
-            halt=HaltRegistry(ctx.store, ctx.redis).active(installation_id),
             entries=search(ctx.store, LedgerFilter(repo=repo, number=number, limit=THREAD_ROWS)),
             spent_micro_usd=ledger.spent_on_ticket(ticket),
         )

@@ -102,7 +102,10 @@ def test_every_deferred_handler_names_a_function_that_exists() -> None:
 
     walk(build_parser())
     # sandbox and demo import their implementation inside a handler of their own.
-    split = ("serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt")
+    split = (
+        "serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt",
+        "status", "ledger", "patterns",
+    )  # fmt: skip
     assert {h.module for h in found} == {f"app.cli.{name}" for name in split}
     for handler in found:
         assert callable(getattr(import_module(handler.module), handler.function)), handler
