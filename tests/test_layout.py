@@ -16,7 +16,7 @@ FLAT_APP_MODULES = {"__init__.py", "__main__.py", "settings.py", "errors.py", "g
 LAYERS = (
     {"app.__main__"},
     {"app.cli"},
-    {"app.action", "tasks"},
+    {"app.action", "tasks", "app.statuspage"},
     {"app.webhooks"},
     {"app.handlers"},
     {"app.jobs"},

@@ -12,10 +12,10 @@ import argparse
 import logging
 import sys
 from contextlib import ExitStack
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.cli import EXIT_OK
-from app.cli.store_open import open_store
+from app.cli.store_open import open_store, status_redis
 from app.errors import ConfigError
 from app.settings import Settings, load_settings
 
@@ -55,6 +55,7 @@ def serve(args: argparse.Namespace) -> int:
         recorder.start()
         cleanup.callback(recorder.close)
         app = create_receiver_app(settings, inbox=Inbox(store), recorder=recorder)
+        add_status_page(app, settings, store)
         mode = "embedded" if settings.embedded else "redis"
         host, port = listener.getsockname()[:2]
         log.info(
@@ -67,6 +68,17 @@ def serve(args: argparse.Namespace) -> int:
         server.run(app, listener)
     log.info("ourobot serve: stopped")
     return EXIT_OK
+
+
+def add_status_page(app: Any, settings: Settings, store: Store) -> None:
+    """The read-only page at /status, when OUROBOT_STATUS_TOKEN is set (else nothing: 404)."""
+    if settings.status_token is None:
+        return
+    from app.statuspage.route import mount, status_routes
+
+    redis_client, queues = status_redis(settings.redis_url)
+    mount(app, status_routes(settings, store, redis_client, queue_names=queues))
+    log.info("ourobot serve: status page at /status (token required)")
 
 
 def require_webhook_secret(settings: Settings) -> None:

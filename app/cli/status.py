@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
-from app.cli.store_open import open_store
+from app.cli.store_open import open_store, status_redis
 from app.controls.overview import Overview, overview_dict, read_overview
 from app.controls.pricing import usd
 from app.settings import load_settings
@@ -20,7 +19,7 @@ def run_status(args: argparse.Namespace) -> int:
     settings = load_settings()
     store = open_store(settings)
     try:
-        redis_client, queues = _broker(settings.redis_url)
+        redis_client, queues = status_redis(settings.redis_url)
         view = read_overview(settings, store, redis_client, queue_names=queues)
     finally:
         store.close()
@@ -29,22 +28,6 @@ def run_status(args: argparse.Namespace) -> int:
     else:
         print("\n".join(status_lines(view)))
     return 0
-
-
-def _broker(url: str | None) -> tuple[Any, tuple[str, ...]]:
-    if not url:
-        return None, ()
-    import redis
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
-
-    from tasks.celery_app import DEFAULT_QUEUE
-
-    # One quick try: a status read reports a Redis it cannot reach rather than waiting on it.
-    client = redis.Redis.from_url(
-        url, socket_connect_timeout=2, socket_timeout=2, retry=Retry(NoBackoff(), 0)
-    )
-    return client, (DEFAULT_QUEUE,)
 
 
 def status_lines(view: Overview) -> list[str]:
