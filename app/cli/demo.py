@@ -1,14 +1,21 @@
 """`ourobot demo`: the loop against the local GitHub sandbox, with no accounts and no Redis.
 
 This is the one product module (with `ourobot sandbox`) that drives the sandbox: it starts the
-GitHub double and two fake model servers, runs the real `ourobot serve` in embedded mode
-against them, plays the people (a maintainer, and the implementer whose loop is a later
-milestone), and prints each step as it happens. It shows the lesson ourobot is built on: a
-review panel approves a destructive rewrite; the guards, a measurement, refuse it.
+GitHub double and two scripted model servers, runs the real `ourobot serve` in embedded mode
+against them, plays the people (a maintainer, and for now the implementer, whose GitHub loop
+lands separately), and prints each step live with its elapsed time. The story is in
+`demo_script`: ticket 1 is rejected with a specific finding, fixed, approved, tested by the
+sandbox's CI, approved by the maintainer and merged by the gate with `sha=`; ticket 2's
+destructive rewrite of the install guide is approved by the panel and refused by the guards, and
+the gate does not merge it even with the maintainer's approval.
+
+`--json` makes the last stdout line the summary (`summary_json`); `--record DIR` writes every
+HTTP request the sandbox and the model servers received, secrets scrubbed (`demo_record`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -18,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, TypeVar, cast
@@ -25,32 +33,12 @@ from typing import Any, TextIO, TypeVar, cast
 import httpx
 from githubkit import GitHub, TokenAuthStrategy
 
+from app.cli import demo_script as script
+from app.cli.demo_record import RequestRecord, Scrubber
 from app.github_client import GitHubClients
 from app.settings import load_settings
 from app.workspace.git import git
 
-INSTALL_LINES = 256
-DEMO_FILES = {
-    "README.md": "# calculator\n\nA tiny calculator used by the ourobot demo.\n",
-    "calculator/__init__.py": "",
-    "calculator/ops.py": (
-        "def add(a: float, b: float) -> float:\n    return a + b\n\n\n"
-        "def subtract(a: float, b: float) -> float:\n    return a - b\n"
-    ),
-    "tests/test_ops.py": (
-        "from calculator.ops import add, subtract\n\n\n"
-        "def test_add() -> None:\n    assert add(2, 3) == 5\n\n\n"
-        "def test_subtract() -> None:\n    assert subtract(5, 3) == 2\n"
-    ),
-    "INSTALL.md": "# Installing calculator\n\n"
-    + "".join(f"{n}. A careful installation step, written once and kept.\n" for n in range(254)),
-    ".github/ourobot.yml": (
-        "version: 1\n"
-        "project:\n  name: calculator\n  description: A tiny calculator.\n"
-        'review:\n  models: ["anthropic:demo-claude", "openai:demo-gpt"]\n  quorum: 2\n'
-    ),
-}
-MULTIPLY = "\n\ndef multiply(a: float, b: float) -> float:\n    return a * b\n"
 WAIT_S = 60.0
 T = TypeVar("T")
 
@@ -71,7 +59,8 @@ class Steps:
     def step(self, title: str) -> Iterator[Callable[[str], None]]:
         self.number += 1
         began = time.monotonic()
-        print(f"[{self.number:>2}] {title} ...", file=self.out, flush=True)
+        elapsed = began - self.started
+        print(f"[{self.number:>2}] +{elapsed:6.1f}s {title} ...", file=self.out, flush=True)
 
         def note(text: str) -> None:
             print(f"     {text}", file=self.out, flush=True)
@@ -138,26 +127,73 @@ def _free_port() -> int:
         return port
 
 
-def run_demo(out: TextIO, *, keep_dir: Path | None = None) -> int:
-    """Run the demo end to end; returns the exit code."""
+@dataclass
+class TicketResult:
+    """What became of one ticket, as `--json` reports it."""
+
+    issue: int
+    outcome: str = "open"  # merged | blocked | needs-human | refused | open
+    pr: int | None = None
+    merged_sha: str | None = None
+    rules: list[str] = field(default_factory=list)
+
+
+def summary_json(tickets: list[TicketResult], api_requests: int, record: Path | None) -> str:
+    """The `--json` line: the tickets in order, the sandbox's REST request count, the record."""
+    return json.dumps(
+        {
+            "tickets": [
+                {"issue": t.issue, "outcome": t.outcome, "pr": t.pr,
+                 "merged_sha": t.merged_sha, "rules": t.rules}
+                for t in tickets
+            ],
+            "api_requests": api_requests,
+            "record": str(record) if record is not None else None,
+        }
+    )  # fmt: skip
+
+
+def run_demo(
+    out: TextIO,
+    *,
+    keep_dir: Path | None = None,
+    record_dir: Path | None = None,
+    as_json: bool = False,
+) -> int:
+    """Run the demo end to end; returns the exit code. With `as_json` the steps go to stderr
+    and the last stdout line is the summary."""
+    steps_out = sys.stderr if as_json else out
     workdir = keep_dir or Path(tempfile.mkdtemp(prefix="ourobot-demo-"))
+    demo = Demo(steps_out, workdir, record_dir=record_dir)
     try:
-        Demo(out, workdir).run()
-        return 0
+        demo.run()
+        code = 0 if demo.tickets_as_expected() else 1
     except DemoFailed as exc:
-        print(f"demo failed: {exc}", file=out)
-        return 1
+        print(f"demo failed: {exc}", file=steps_out)
+        code = 1
     finally:
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+    if as_json:
+        print(summary_json(demo.tickets, demo.api_requests, record_dir), file=out, flush=True)
+    return code
 
 
 class Demo:
-    def __init__(self, out: TextIO, workdir: Path) -> None:
+    def __init__(self, out: TextIO, workdir: Path, *, record_dir: Path | None = None) -> None:
         self.out = out
         self.workdir = workdir
         self.steps = Steps(out)
         self.keep: list[Any] = []  # githubkit namespaces hold their clients weakly
+        self.tickets: list[TicketResult] = []
+        self.api_requests = 0
+        self.scrubber = Scrubber()
+        self.record = RequestRecord(record_dir, self.scrubber) if record_dir else None
+        self.status_token = secrets.token_hex(24)
+
+    def tickets_as_expected(self) -> bool:
+        outcomes = [t.outcome for t in self.tickets]
+        return outcomes == ["merged", "refused"]
 
     def run(self) -> None:
         from app.sandbox.server import SandboxServer  # the demo is the sandbox's product user
@@ -165,10 +201,12 @@ class Demo:
             FAKE_ANTHROPIC_KEY,
             FAKE_OPENAI_KEY,
             FakeModelServer,
-            Text,
         )
 
-        server = SandboxServer(data_dir=self.workdir / "sandbox")
+        sink = self.record.sandbox_sink if self.record is not None else None
+        server = SandboxServer(data_dir=self.workdir / "sandbox", request_sink=sink)
+        self.scrubber.add(server.admin_token, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY)
+        self.scrubber.add(self.status_token)
         anthropic = FakeModelServer("anthropic", api_key=FAKE_ANTHROPIC_KEY)
         openai = FakeModelServer("openai", api_key=FAKE_OPENAI_KEY)
         ourobot: Ourobot | None = None
@@ -176,26 +214,31 @@ class Demo:
             with self.steps.step("start the local GitHub sandbox") as note:
                 server.start()
                 note(f"GitHub stand-in at {server.url} (REST, git smart HTTP, signed webhooks)")
-            with self.steps.step("start two fake model servers (Anthropic and OpenAI APIs)") as n:
+            with self.steps.step("start two scripted model servers (Anthropic, OpenAI APIs)") as n:
                 anthropic.start()
                 openai.start()
-                # A panel that approves everything: the point is what happens anyway.
-                anthropic.default("demo-claude", Text("Looks complete.\nVERDICT: APPROVE"))
-                openai.default("demo-gpt", Text("No issues found.\nVERDICT: APPROVE"))
-                n(f"anthropic:demo-claude at {anthropic.base_url}")
-                n(f"openai:demo-gpt at {openai.base_url}")
+                self.script_models(anthropic, openai)
+                n("the models are scripted (no real model is called): demo_script.py says what")
+                n(f"anthropic:{script.REVIEWERS[0]} at {anthropic.base_url}")
+                n(f"openai:{script.REVIEWERS[1]} at {openai.base_url}")
             control = server.control()
-            with self.steps.step("create a maintainer and the repository calculator") as note:
-                maintainer_token = control.create_user("maintainer")
+            with self.steps.step(f"create a maintainer and the repository {script.REPO}") as note:
+                maintainer_token = control.create_user(script.OWNER)
+                self.scrubber.add(maintainer_token)
                 seed = self.workdir / "seed"
-                for rel, text in DEMO_FILES.items():
+                for rel, text in script.FILES.items():
                     (seed / rel).parent.mkdir(parents=True, exist_ok=True)
                     (seed / rel).write_text(text)
-                repo = control.create_repo("maintainer", "calculator", seed)
-                installation_id = control.install_app("maintainer", ["calculator"])
-                note(f"{repo['full_name']} at {repo['head_sha'][:10]}, the ourobot App installed")
+                repo = control.create_repo(script.OWNER, script.REPO, seed)
+                installation_id = control.install_app(script.OWNER, [script.REPO])
+                control.set_ci_command(
+                    script.OWNER, script.REPO, [sys.executable, *script.CI_COMMAND[1:]]
+                )
+                note(f"{repo['full_name']} at {repo['head_sha'][:10]}: a tested Python project")
+                note(f"with a {script.INSTALL_LINES}-line INSTALL.md; CI runs pytest as ci/test")
             app_info = control.app_info()
             secret = secrets.token_hex(20)
+            self.scrubber.add(secret, str(app_info["private_key_pem"]))
             env = self.serve_env(app_info, server.url, secret, anthropic, openai)
             ourobot = Ourobot(env, self.workdir / "ourobot-serve.log")
             self.serve_log, self.seen_deliveries = ourobot.log, set[str]()
@@ -213,18 +256,19 @@ class Demo:
             self.maintainer = GitHub(TokenAuthStrategy(maintainer_token), base_url=server.url)
             self.clients, self.installation_id = clients, installation_id
             self.clone_url = str(repo["clone_url"])
-            self.ticket()
-            head = self.implementer_pull("ourobot/issue-1", self.add_multiply, "Add multiply")
-            self.checks(head, guards="success", review="success")
-            head = self.implementer_pull(
-                "ourobot/issue-2", self.rewrite_install, "Tidy up INSTALL.md"
-            )
-            self.checks(head, guards="failure", review="success")
+            self.ourobot = ourobot
+            self.tickets.append(self.ticket_1())
+            self.tickets.append(self.ticket_2())
             self.commands(ourobot)
+            self.operator_view(ourobot)
+            self.api_requests = int(control.stats()["total"])
+            first, second = self.tickets
             print(
-                f"demo finished in {self.steps.total():.1f}s. The panel approved both pull "
-                "requests; the guards refused the destructive one. The merge button stays with "
-                "a person.",
+                f"demo finished in {self.steps.total():.1f}s: ticket #{first.issue} merged as "
+                f"{(first.merged_sha or '?')[:10]} after a rejected first round and a fix; "
+                f"ticket #{second.issue}'s destructive rewrite was approved by the panel and "
+                f"refused by the guards ({', '.join(second.rules)}), never merged. "
+                f"{self.api_requests} REST requests to the sandbox.",
                 file=self.out,
             )
         finally:
@@ -233,6 +277,15 @@ class Demo:
             anthropic.stop()
             openai.stop()
             server.stop()
+            if self.record is not None:
+                self.record.model_requests("anthropic", anthropic.requests)
+                self.record.model_requests("openai", openai.requests)
+
+    def script_models(self, anthropic: Any, openai: Any) -> None:
+        for fake, model in ((anthropic, script.REVIEWERS[0]), (openai, script.REVIEWERS[1])):
+            fake.script(model, *script.reviewer_script()[model])
+            fake.default(model, script.APPROVE)
+        anthropic.default(script.IMPLEMENTER, script.TICKET_2_REWRITE)
 
     def serve_env(
         self, app_info: dict[str, Any], url: str, secret: str, anthropic: Any, openai: Any
@@ -250,6 +303,7 @@ class Demo:
             "OUROBOT_WEBHOOK_SECRET": secret,
             "OUROBOT_GITHUB_API_URL": url,
             "OUROBOT_DATA_DIR": str(self.workdir / "ourobot-data"),
+            "OUROBOT_STATUS_TOKEN": self.status_token,
             "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY,
             "ANTHROPIC_BASE_URL": anthropic.base_url,
             "OPENAI_API_KEY": FAKE_OPENAI_KEY,
@@ -257,21 +311,80 @@ class Demo:
         }
 
     # ----- the story ---------------------------------------------------------------------------
-    def ticket(self) -> None:
-        with self.steps.step("a maintainer files issue #1 and labels it ourobot:ticket") as note:
+    def file_ticket(self, index: int) -> int:
+        title, body = script.TICKETS[index]
+        with self.steps.step(f"the maintainer files “{title}” and labels it ourobot:ticket") as n:
             issue = self.maintainer.rest.issues.create(
-                "maintainer", "calculator", title="Add multiply", body="calculator needs a *."
+                script.OWNER, script.REPO, title=title, body=body
             ).parsed_data
             self.maintainer.rest.issues.add_labels(
-                "maintainer", "calculator", issue.number, labels=["ourobot:ticket"]
+                script.OWNER, script.REPO, issue.number, labels=["ourobot:ticket"]
             )
-            reply = wait_for("ourobot's answer on the ticket", lambda: self.bot_comment(1))
-            note(f"ourobot on #1: {first_line(reply)}")
+            reply = wait_for(
+                "ourobot's answer on the ticket", lambda: self.bot_comment(issue.number)
+            )
+            n(f"ourobot on #{issue.number}: {first_line(reply)}")
+            return int(issue.number)
 
-    def implementer_pull(self, branch: str, change: Callable[[Path], str], title: str) -> str:
-        """Play the implementer (its model-driven loop is a later milestone): push, open a PR."""
+    def ticket_1(self) -> TicketResult:
+        number = self.file_ticket(0)
+        result = TicketResult(number)
+        branch = f"ourobot/issue-{number}"
+        pull, head = self.implementer_pull(branch, number, self.add_multiply, "Add multiply")
+        result.pr = pull
+        self.checks(head, guards="success", review="failure")
+        head = self.implementer_push(branch, self.add_multiply_test, "the fix round adds the test")
+        self.checks(head, guards="success", review="success", ci="success")
+        result.merged_sha = self.approve_and_merge(pull, head)
+        result.outcome = "merged"
+        return result
+
+    def ticket_2(self) -> TicketResult:
+        number = self.file_ticket(1)
+        result = TicketResult(number)
+        branch = f"ourobot/issue-{number}"
+        pull, head = self.implementer_pull(
+            branch, number, self.rewrite_install, "Tidy up INSTALL.md"
+        )
+        result.pr = pull
+        guards = self.checks(head, guards="failure", review="success")
+        result.rules = rules_of(guards.output.title or "")
+        with self.steps.step(f"the maintainer approves PR #{pull} anyway; the gate holds") as n:
+            self.maintainer.rest.pulls.create_review(
+                script.OWNER, script.REPO, pull, event="APPROVE", commit_id=head
+            )
+            gate = wait_for("the ourobot/gate check", partial(self.check, head, "ourobot/gate"))
+            n(f"ourobot/gate {gate.conclusion}: {gate.output.title}")
+            data = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).parsed_data
+            if data.merged:
+                raise DemoFailed(f"PR #{pull} merged although the guards refused it")
+            n(f"PR #{pull} is open and unmerged; INSTALL.md keeps its {script.INSTALL_LINES} lines")
+        result.outcome = "refused"
+        return result
+
+    def approve_and_merge(self, pull: int, head: str) -> str:
+        with self.steps.step(f"the maintainer approves PR #{pull}; the gate merges it") as note:
+            self.maintainer.rest.pulls.create_review(
+                script.OWNER, script.REPO, pull, event="APPROVE", commit_id=head
+            )
+
+            def merged() -> str | None:
+                # githubkit's PullRequest model has no merge_commit_sha: read the JSON itself.
+                raw = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).json()
+                sha = raw.get("merge_commit_sha") if raw.get("merged") else None
+                return sha if isinstance(sha, str) else None
+
+            sha = wait_for(f"PR #{pull} to be merged by the gate", merged)
+            note(f"merged with sha={head[:10]} pinned: {sha[:10]} on main; ticket closed")
+            return sha
+
+    def implementer_pull(
+        self, branch: str, ticket: int, change: Callable[[Path], str], title: str
+    ) -> tuple[int, str]:
+        """Play the implementer (its GitHub loop lands separately): push, open a PR."""
         with self.steps.step(f"the implementer pushes {branch} and opens a pull request") as note:
             token = self.clients.git_token(self.installation_id)
+            self.scrubber.add(token)
             clone = self.workdir / branch.replace("/", "-")
             git(["clone", "-q", self.clone_url, str(clone)], token=token)
             message = change(clone)
@@ -280,16 +393,28 @@ class Demo:
             git(["push", "-q", "origin", branch], cwd=clone, token=token)
             head = git(["rev-parse", "HEAD"], cwd=clone).stdout.strip()
             pull = self.bot.rest.pulls.create(
-                "maintainer", "calculator", title=title, head=branch, base="main",
-                body="Closes #1" if branch.endswith("-1") else "Housekeeping.",
+                script.OWNER, script.REPO, title=title, head=branch, base="main",
+                body=f"Closes #{ticket}",
             ).parsed_data  # fmt: skip
-            files = self.bot.rest.pulls.list_files("maintainer", "calculator", pull.number)
+            files = self.bot.rest.pulls.list_files(script.OWNER, script.REPO, pull.number)
             entries = cast("list[Any]", files.parsed_data)
             changed = ", ".join(f"{e.filename} +{e.additions} -{e.deletions}" for e in entries)
             note(f"PR #{pull.number} at {head[:10]}: {changed}")
             note("cloned and pushed over git smart HTTP; the token went in a header, never a URL")
             delivery = wait_for("the signed pull_request.opened webhook", self.opened_delivery)
             note(f"ourobot serve verified and recorded pull_request.opened (delivery {delivery})")
+            return int(pull.number), head
+
+    def implementer_push(self, branch: str, change: Callable[[Path], str], why: str) -> str:
+        with self.steps.step(f"the implementer pushes a new commit to {branch}: {why}") as note:
+            token = self.clients.git_token(self.installation_id)
+            self.scrubber.add(token)
+            clone = self.workdir / branch.replace("/", "-")
+            message = change(clone)
+            git(["commit", "-q", "-am", message], cwd=clone)
+            git(["push", "-q", "origin", branch], cwd=clone, token=token)
+            head = git(["rev-parse", "HEAD"], cwd=clone).stdout.strip()
+            note(f"new head {head[:10]}; the checks run again on it")
             return head
 
     def opened_delivery(self) -> str | None:
@@ -307,29 +432,41 @@ class Demo:
 
     def add_multiply(self, clone: Path) -> str:
         ops = clone / "calculator" / "ops.py"
-        ops.write_text(ops.read_text() + MULTIPLY)
-        return "Add multiply (#1)"
+        ops.write_text(ops.read_text() + script.MULTIPLY)
+        return "Add multiply"
+
+    def add_multiply_test(self, clone: Path) -> str:
+        tests = clone / "tests" / "test_ops.py"
+        tests.write_text(tests.read_text() + script.MULTIPLY_TEST)
+        return "Test multiply"
 
     def rewrite_install(self, clone: Path) -> str:
-        # The seed's TICKET-004: a "tidy-up" that cuts the install guide from 256 to 36 lines.
-        install = clone / "INSTALL.md"
-        install.write_text("".join(install.read_text().splitlines(keepends=True)[:36]))
+        (clone / "INSTALL.md").write_text(script.DESTRUCTIVE_INSTALL)
         return "Tidy up INSTALL.md"
 
-    def checks(self, head: str, *, guards: str, review: str) -> None:
-        for name, expected in (("ourobot/guards", guards), ("ourobot/review", review)):
+    def checks(self, head: str, *, guards: str, review: str, ci: str | None = None) -> Any:
+        """Wait for each check on `head` and compare; the guards' run."""
+        expected = {"ourobot/guards": guards, "ourobot/review": review}
+        if ci is not None:
+            expected["ci/test"] = ci
+        runs = {}
+        for name, conclusion in expected.items():
             with self.steps.step(f"{name} on {head[:10]}") as note:
                 run = wait_for(f"a completed {name} check", partial(self.check, head, name))
+                runs[name] = run
                 note(f"{run.conclusion}: {run.output.title}")
-                if run.conclusion != expected:
-                    raise DemoFailed(f"{name} concluded {run.conclusion}, expected {expected}")
+                if name == "ourobot/review" and run.conclusion == "failure":
+                    note(f"the finding: {script.FINDING.split(' ', 2)[2]}")
+                if run.conclusion != conclusion:
+                    raise DemoFailed(f"{name} concluded {run.conclusion}, expected {conclusion}")
+        return runs["ourobot/guards"]
 
     def commands(self, ourobot: Ourobot) -> None:
-        with self.steps.step("the maintainer comments /ourobot help") as note:
+        with self.steps.step("the maintainer comments /ourobot status on #1") as note:
             before = self.bot_comment_count(1)
-            self.comment(1, "/ourobot help")
-            wait_for("the answer to /ourobot help", lambda: self.more_bot_comments(1, before))
-            note("answered once, in place (a hidden marker finds it again)")
+            self.comment(1, "/ourobot status")
+            wait_for("the answer to /ourobot status", lambda: self.more_bot_comments(1, before))
+            note("one reply per thread, edited in place: the ticket's ledger rows and its spend")
         with self.steps.step("the maintainer comments /ourobot panic, then /ourobot resume") as n:
             before = self.bot_comment_count(1)
             self.comment(1, "/ourobot panic")
@@ -343,6 +480,20 @@ class Demo:
         print(
             f"     ourobot serve verified and recorded {accepted} signed deliveries", file=self.out
         )
+
+    def operator_view(self, ourobot: Ourobot) -> None:
+        with self.steps.step("the operator's view: the status page and the ledger") as note:
+            page = httpx.get(
+                f"{ourobot.url}/status",
+                headers={"Authorization": f"Bearer {self.status_token}"},
+                timeout=10,
+            )
+            if page.status_code != 200:
+                raise DemoFailed(f"the status page answered {page.status_code}")
+            refused = httpx.get(f"{ourobot.url}/status", timeout=10).status_code
+            rows = page.text.count('<tr class="entry">')
+            note(f"{ourobot.url}/status with the token: {rows} ledger rows; without it: {refused}")
+            note(f"ourobot ledger / ourobot patterns read {ourobot.env['OUROBOT_DATA_DIR']}")
 
     # ----- looking at GitHub ----------------------------------------------------------------
     def comment(self, number: int, body: str) -> None:
@@ -375,3 +526,9 @@ class Demo:
 def first_line(text: str) -> str:
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("<!--")]
     return lines[0][:110] if lines else ""
+
+
+def rules_of(title: str) -> list[str]:
+    """The rule ids in a guards check title ("2 violation(s): deletions, secret")."""
+    _, _, listed = title.partition("violation(s): ")
+    return [rule.strip() for rule in listed.split(",") if rule.strip()]
