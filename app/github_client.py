@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -118,18 +118,35 @@ class GitHubClients:
         return app.with_auth(auth.as_installation(installation_id))
 
     def git_token(self, installation_id: int | None) -> str:
-        """A token for one git command over HTTP (a fresh installation token, or the fixed one)."""
+        """A token for git over HTTP: the installation's, reused until it is near expiry (one
+        mint per hour per process, not one per fetch or push), or the fixed one."""
         if self.fixed_token is not None:
             return self.fixed_token
         if installation_id is None:
             raise ConfigError("this event names no App installation to act as")
+        key = (self.settings.github_api_url, self.settings.app_id, installation_id)
+        now = datetime.now(UTC)
+        with _token_lock:
+            cached = _git_tokens.get(key)
+            if cached is not None and cached[1] - now > TOKEN_REFRESH_MARGIN:
+                return cached[0]
         app = self.app(installation_id=installation_id)
         minted = app.rest.apps.create_installation_access_token(installation_id).parsed_data
+        expires = datetime.fromisoformat(str(minted.expires_at).replace("Z", "+00:00"))
+        with _token_lock:
+            _git_tokens[key] = (minted.token, expires)
         return minted.token
 
     def token(self, token: str, *, installation_id: int | None = None) -> GitHub[TokenAuthStrategy]:
         """A client for a plain token (the Action's GITHUB_TOKEN, or a person in the sandbox)."""
         return GitHub(TokenAuthStrategy(token), **self._options(installation_id))
+
+
+# Installation tokens for git, per (API, App, installation): reused while they have more than
+# the margin left (GitHub's last an hour; githubkit caches the REST client's the same way).
+TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
+_token_lock = threading.Lock()
+_git_tokens: dict[tuple[str, int | None, int], tuple[str, datetime]] = {}
 
 
 # The App's own identity (its bot login), asked of GitHub once per process and API.

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     cap_test_timeout_s: int = 600
     cap_review_rounds: int = 2
     cap_wall_time_s: int = 3600
+    # The loop in one repository: cycles started per hour, ourobot pull requests open at once.
+    cap_cycles_per_hour: int = 20
+    cap_open_prs: int = 10
     # Model prices in USD per million tokens, JSON: {"<model id or prefix*>": {"input": 3,
     # "output": 15, "cache_read": 0.3, "cache_write": 3.75}}; ahead of the built-in table.
     model_prices: Annotated[dict[str, dict[str, float]], NoDecode] = Field(default_factory=dict)

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from app.commands.slash import VERB_PERMISSIONS, Permission, SlashCommand
 
 # Verbs whose loops have landed; every other verb answers "not available yet", never silence.
 AVAILABLE_VERBS = frozenset(
-    {"help", "status", "budget", "review", "merge", "hold", "unhold", "override", "revert"}
+    {
+        "help",
+        "status",
+        "budget",
+        "review",
+        "merge",
+        "hold",
+        "unhold",
+        "override",
+        "revert",
+        "implement",
+        "fix",
+    }
 )
 
 VERB_HELP = {
@@ -71,8 +86,70 @@ def ticket_refused(login: str, permission: Permission) -> str:
     )
 
 
-def ticket_not_available() -> str:
+def ticket_busy(login: str) -> str:
     return (
-        "This issue is labeled `ourobot:ticket`, but the implementer is not available yet in "
-        "this version of ourobot. Nothing was done."
+        f"@{login} asked again: this ticket is already in progress. One cycle works a ticket "
+        "at a time; nothing new was started."
+    )
+
+
+def ticket_working(branch: str) -> str:
+    return (
+        f"Working on this ticket on `{branch}`: implementing, then running the tests in a "
+        "sandbox. This comment is updated when the cycle ends."
+    )
+
+
+def ticket_has_pull(number: int) -> str:
+    return (
+        f"This ticket already has pull request #{number}. Nothing new was started; "
+        "`/ourobot fix` there asks for changes."
+    )
+
+
+def ticket_cap_cycles(started: int, cap: int) -> str:
+    return (
+        f"Not started: {started} cycle(s) started in this repository in the last hour, and "
+        f"`loop.cycles_per_hour` is {cap}. Label the issue again (or `/ourobot implement`) "
+        "later."
+    )
+
+
+def ticket_cap_pulls(count: int, cap: int) -> str:
+    return (
+        f"Not started: ourobot has {count} open pull request(s) here, and `loop.max_open_prs` "
+        f"is {cap}. Merge or close one, then label the issue again (or `/ourobot implement`)."
+    )
+
+
+def ticket_bad_config(problem: str) -> str:
+    return f"Not started: the repository's config at the base branch is invalid: {problem}"
+
+
+def ticket_light_mode() -> str:
+    return (
+        "Not started: this repository runs ourobot in `light` mode, which reviews and never "
+        "pushes code. Set `mode: advanced` in `.github/ourobot.yml` to let it implement tickets."
+    )
+
+
+def ticket_pull_opened(number: int, branch: str, summary: Mapping[str, Any]) -> str:
+    return (
+        f"Opened pull request #{number} from `{branch}` after "
+        f"{len(summary.get('iterations') or [])} iteration(s); tests {summary.get('tests')}. "
+        "The guards and the review panel check its head; a person merges it."
+    )
+
+
+def ticket_blocked(outcome: str, reason: str, kept: str | None) -> str:
+    if outcome == "satisfied":
+        return f"Nothing to do: the implementer found the ticket already satisfied ({reason})."
+    branch = f" The branch `{kept}` is kept for you to look at." if kept else ""
+    return f"Blocked: {reason}.{branch} Nothing was opened."
+
+
+def fix_needs_human(rounds: int, findings: str) -> str:
+    return (
+        f"Needs a human: the review still fails after {rounds} fix round(s). The last "
+        f"findings:\n\n{findings}"
     )

@@ -11,6 +11,7 @@ from functools import partial
 
 from app.commands.actors import is_automation, login_of
 from app.commands.slash import parse_commands
+from app.handlers.issue_fields import label_names, text_of
 from app.handlers.router import Event, Router
 from app.jobs.registry import Job
 from app.settings import Settings
@@ -50,6 +51,10 @@ def on_comment_created(event: Event, *, settings: Settings) -> list[Job]:
                     "verb": command.verb,
                     "args": list(command.args),
                     "is_pull_request": "pull_request" in issue,
+                    # The issue's text at trigger time: what `/ourobot implement` works on.
+                    "title": text_of(issue.get("title")),
+                    "issue_body": text_of(issue.get("body")),
+                    "labels": label_names(issue.get("labels")),
                 },
             )
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.handlers import commands, gate_triggers, pulls, review_triggers, tickets
+from app.handlers import commands, fix_triggers, gate_triggers, pulls, review_triggers, tickets
 from app.handlers.router import Router
 from app.settings import Settings
 
@@ -15,4 +15,5 @@ def build_router(settings: Settings) -> Router:
     pulls.register(router, settings)
     review_triggers.register(router, settings)
     gate_triggers.register(router, settings)
+    fix_triggers.register(router, settings)
     return router

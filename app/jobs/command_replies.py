@@ -14,6 +14,7 @@ from app.controls.halt import check_halt
 from app.github_client import bot_login
 from app.jobs.context import JobContext, once
 from app.jobs.gate_commands import GATE_VERBS, gate_reply
+from app.jobs.loop_commands import LOOP_VERBS, loop_reply
 from app.jobs.operator_replies import OPERATOR_VERBS, operator_reply, reply_key
 from app.jobs.registry import job
 from app.jobs.review_check import review_reply
@@ -33,6 +34,9 @@ def run_command(
     verb: str,
     args: list[str],
     is_pull_request: bool = False,
+    title: str = "",
+    issue_body: str = "",
+    labels: list[str] | None = None,
 ) -> None:
     command = SlashCommand(verb=verb, args=tuple(args), line=0)
     with once(ctx, f"command:{repo}:{comment_id}:{verb}") as first:
@@ -72,6 +76,23 @@ def run_command(
                 args=args,
                 is_pull_request=is_pull_request,
             )
+        if verb in LOOP_VERBS and may_run(
+            command, permission, login=login, operators=frozenset(ctx.settings.operators)
+        ):
+            body = loop_reply(
+                ctx,
+                installation_id=installation_id,
+                repo=repo,
+                number=number,
+                comment_id=comment_id,
+                login=login,
+                verb=verb,
+                args=args,
+                is_pull_request=is_pull_request,
+                title=title,
+                issue_body=issue_body,
+                labels=labels or [],
+            )
         key = f"reply.{comment_id}.{verb}"
         if verb in OPERATOR_VERBS and may_run(
             command, permission, login=login, operators=frozenset(ctx.settings.operators)
@@ -108,29 +129,3 @@ def answer(
     if command.verb == "help":
         return replies.help_text()
     return replies.not_available(command)
-
-
-@job("ticket")
-def admit_ticket(
-    ctx: JobContext, *, installation_id: int | None, repo: str, number: int, login: str
-) -> None:
-    with once(ctx, f"ticket:{repo}:{number}:{login}") as first:
-        if not first:
-            return
-        github = ctx.github.installation(installation_id)
-        permission = permission_of(
-            github, installation_id=installation_id, repo=repo, login=login, cache=_permissions
-        )
-        if permission >= Permission.WRITE:
-            body = replies.ticket_not_available()
-        else:
-            body = replies.ticket_refused(login, permission)
-        check_halt(ctx, installation_id)
-        upsert_comment(
-            github,
-            repo=repo,
-            number=number,
-            key="status",
-            body=body,
-            bot_login=bot_login(ctx.github),
-        )

@@ -54,6 +54,15 @@ class CycleRequest:
     config: RepoConfig  # already capped by the operator's settings
     worktree_root: Path | None = None
     resume: bool = False  # continue an existing branch (a fix round of a pull request)
+    fix: FixRound | None = None  # set: one fix round on the branch instead of a new cycle
+
+
+@dataclass(frozen=True)
+class FixRound:
+    """A fix round of a pull request: what to fix (fenced findings, notes) and its name."""
+
+    feedback: str
+    phase: str = "fix round"
 
 
 @dataclass
@@ -182,7 +191,7 @@ def _in_workspace(
             f"the suite already fails at the base ({result.baseline}): not the model's doing"
         )
 
-    if ticket.has_label(*config.implementer.plan_labels):
+    if request.fix is None and ticket.has_label(*config.implementer.plan_labels):
         try:
             planned = make_plan(
                 context, planner_template, deps.planner, deps.gate,
@@ -207,8 +216,19 @@ def _in_workspace(
         deadline=deadline,
         progress=lambda line: deps.progress(line),
         cancel=deps.cancel,
-        total_iterations=config.budgets.implementer_iterations,
+        total_iterations=(
+            config.budgets.implementer_iterations
+            if request.fix is None
+            else config.budgets.fix_iterations
+        ),
     )
+    if request.fix is not None:
+        work = implementer.work(
+            iterations=config.budgets.fix_iterations, plan=None, feedback=request.fix.feedback,
+            phase=request.fix.phase,
+        )  # fmt: skip
+        result.iterations = implementer.records
+        return _conclude(result, work, baseline)
     work = implementer.work(
         iterations=config.budgets.implementer_iterations, plan=result.plan, feedback="",
         phase="implement",

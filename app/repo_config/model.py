@@ -308,6 +308,16 @@ class ImplementerConfig(_Section):
     test_surface_label: NonEmptyText = "ourobot:test-surface"
 
 
+class LoopConfig(_Section):
+    """How much the loop may start on its own in this repository; the operator's caps
+    (`OUROBOT_CAP_CYCLES_PER_HOUR`, `OUROBOT_CAP_OPEN_PRS`) lower both further."""
+
+    # Cycles started (labels and `/ourobot implement`) in the last hour, fix rounds included.
+    cycles_per_hour: Positive = 6
+    # ourobot's own pull requests open at once; a new ticket waits until one is closed.
+    max_open_prs: Positive = 5
+
+
 class MergeConfig(_Section):
     """What the merge gate requires besides guards and review (docs/gate.md)."""
 
@@ -341,6 +351,7 @@ class RepoConfig(_Section):
     budgets: Annotated[BudgetsConfig, _OrDefaults] = _section(BudgetsConfig)
     merge: Annotated[MergeConfig, _OrDefaults] = _section(MergeConfig)
     implementer: Annotated[ImplementerConfig, _OrDefaults] = _section(ImplementerConfig)
+    loop: Annotated[LoopConfig, _OrDefaults] = _section(LoopConfig)
 
     @field_validator("version", mode="before")
     @classmethod
@@ -370,7 +381,13 @@ class RepoConfig(_Section):
         review = self.review.model_copy(
             update={"rounds": min(self.review.rounds, settings.cap_review_rounds)}
         )
-        return self.model_copy(update={"budgets": budgets, "review": review})
+        loop = self.loop.model_copy(
+            update={
+                "cycles_per_hour": min(self.loop.cycles_per_hour, settings.cap_cycles_per_hour),
+                "max_open_prs": min(self.loop.max_open_prs, settings.cap_open_prs),
+            }
+        )
+        return self.model_copy(update={"budgets": budgets, "review": review, "loop": loop})
 
     def to_document(self) -> dict[str, Any]:
         """Plain data in the file's own shape; dumped as YAML it loads back to this config."""

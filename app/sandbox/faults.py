@@ -10,7 +10,8 @@ drawn from a seeded generator so runs repeat). Kinds mirror what GitHub actually
 - `primary`: 403 with `x-ratelimit-remaining: 0` and `x-ratelimit-reset`;
 - `latency`: the request is served normally after `delay_s`.
 
-Accounting counts every REST request per (method, route template), per identity, and keeps a
+Accounting counts every REST request per (method, route template), per identity, and every git
+smart-HTTP round trip (`git`: ref advertisement, upload-pack, receive-pack), and keeps a
 bounded log with timestamps so tests can check how a client paced its retries. The primary rate
 limit is also real: 5,000 requests an hour per identity (60 for anonymous callers).
 """
@@ -92,6 +93,7 @@ class FaultBook:
     faults: list[Fault] = field(default_factory=list)
     routes: Counter[str] = field(default_factory=Counter)
     identities: Counter[str] = field(default_factory=Counter)
+    git: Counter[str] = field(default_factory=Counter)  # git smart-HTTP round trips
     log: list[dict[str, Any]] = field(default_factory=list)
     windows: dict[str, _Window] = field(default_factory=dict)
     _next_id: int = 0
@@ -103,6 +105,7 @@ class FaultBook:
         self.faults.clear()
         self.routes.clear()
         self.identities.clear()
+        self.git.clear()
         self.log.clear()
         self.windows.clear()
         self._random = random.Random(self.seed)  # noqa: S311 - as above
@@ -222,6 +225,7 @@ class FaultBook:
             "total": sum(self.routes.values()),
             "routes": dict(self.routes),
             "identities": dict(self.identities),
+            "git": dict(self.git),
             "faults": [f.describe() for f in self.faults],
             "log": list(self.log),
         }

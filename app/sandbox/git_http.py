@@ -40,10 +40,17 @@ _log = logging.getLogger(__name__)
 class GitHttp:
     """The three smart-HTTP endpoints of every sandbox repository."""
 
-    def __init__(self, repo_path: RepoPath, authorize: Authorize, on_push: OnPush) -> None:
+    def __init__(
+        self,
+        repo_path: RepoPath,
+        authorize: Authorize,
+        on_push: OnPush,
+        count: Callable[[str], None] = lambda round_trip: None,
+    ) -> None:
         self._repo_path = repo_path
         self._authorize = authorize
         self._on_push = on_push
+        self._count = count  # every git HTTP round trip, as "METHOD endpoint (service)"
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -66,6 +73,7 @@ class GitHttp:
 
     async def _serve(self, request: Request, service: str, endpoint: str) -> Response:
         owner, name = request.path_params["owner"], request.path_params["repo"]
+        await asyncio.to_thread(self._count, f"{request.method} {endpoint} ({service})")
         if not (_valid_name(owner) and _valid_name(name)):
             return _not_found()
         path = await asyncio.to_thread(self._repo_path, owner, name)

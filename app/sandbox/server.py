@@ -58,6 +58,10 @@ def build_app(sb: Services, admin_token: str, key_path: Path | None = None) -> S
     def on_push(owner: str, name: str, token: str, updates: list[RefUpdate]) -> None:
         pushes.on_push(sb, owner, name, token, updates)
 
+    def count_git(round_trip: str) -> None:
+        with sb.state.lock:
+            sb.faults.git[round_trip] += 1
+
     routes: list[BaseRoute] = [
         *control_routes(sb, admin_token, key_path),
         *api_app.routes(sb),
@@ -67,7 +71,7 @@ def build_app(sb: Services, admin_token: str, key_path: Path | None = None) -> S
         *api_issues.routes(sb),
         *api_pulls.routes(sb),
         *api_branches.routes(sb),
-        *GitHttp(repo_path, authorize, on_push).routes(),
+        *GitHttp(repo_path, authorize, on_push, count_git).routes(),
         *fallback_routes(sb, ALL_METHODS),
     ]
     return Starlette(routes=routes)

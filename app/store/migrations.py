@@ -225,12 +225,41 @@ def _v5_body_encoding(connection: Connection) -> None:
     )
 
 
+def _v6_ticket_leases_and_loop_cycles(connection: Connection) -> None:
+    tables = MetaData(naming_convention=NAMING_CONVENTION)
+    Table(
+        "ticket_leases",
+        tables,
+        Column("repo", Text, primary_key=True),
+        Column("number", Integer, primary_key=True, autoincrement=False),
+        Column("holder", Text, nullable=False),
+        Column("fence", Integer, nullable=False),
+        Column("expires_at", UtcDateTime, nullable=False),
+    )
+    Table(
+        "loop_cycles",
+        tables,
+        Column("key", Text, primary_key=True),
+        Column("repo", Text, nullable=False),
+        Column("number", Integer, nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("started_at", UtcDateTime, nullable=False),
+        Column("state", Text, nullable=False),
+        Column("result", Text, nullable=True),
+        Column("pr_number", Integer, nullable=True),
+        Column("comment_id", BigInteger, nullable=True),
+        Index("ix_loop_cycles_repo_started_at", "repo", "started_at"),
+    )
+    tables.create_all(connection, checkfirst=False)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "schema_version and kv", _v1_schema_version_and_kv),
     Migration(2, "webhook_inbox, halts and effects", _v2_webhook_inbox_halts_effects),
     Migration(3, "ledger, model_calls and review_results", _v3_ledger_model_calls_review_results),
     Migration(4, "webhook bodies in a table of their own", _v4_webhook_bodies),
     Migration(5, "webhook bodies say how they are encoded", _v5_body_encoding),
+    Migration(6, "ticket leases and loop cycles", _v6_ticket_leases_and_loop_cycles),
 )
 
 

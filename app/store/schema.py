@@ -233,3 +233,33 @@ review_results = Table(
     Column("publication", Text, nullable=False),
     Index("ix_review_results_repo_head_sha", "repo", "head_sha"),
 )
+
+# One writer per ticket: the lease on (repo, issue number). `fence` grows with every grant, and
+# a holder's writes carry the fence it was granted, so a stale holder's late write is refused.
+ticket_leases = Table(
+    "ticket_leases",
+    metadata,
+    Column("repo", Text, primary_key=True),
+    Column("number", Integer, primary_key=True, autoincrement=False),
+    Column("holder", Text, nullable=False),
+    Column("fence", Integer, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+)
+
+# The loop's cycles and fix rounds: one row per run (`key` names the trigger, so a retry finds
+# its own row), what became of it (`state`: started, pushed, done), the result to publish again
+# after a crash, and the pull request and status comment it made. The per-hour cap counts rows.
+loop_cycles = Table(
+    "loop_cycles",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("repo", Text, nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("result", Text, nullable=True),
+    Column("pr_number", Integer, nullable=True),
+    Column("comment_id", BigInteger, nullable=True),
+    Index("ix_loop_cycles_repo_started_at", "repo", "started_at"),
+)
