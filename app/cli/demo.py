@@ -2,12 +2,12 @@
 
 This is the one product module (with `ourobot sandbox`) that drives the sandbox: it starts the
 GitHub double and two scripted model servers, runs the real `ourobot serve` in embedded mode
-against them, plays the people (a maintainer, and for now the implementer, whose GitHub loop
-lands separately), and prints each step live with its elapsed time. The story is in
-`demo_script`: ticket 1 is rejected with a specific finding, fixed, approved, tested by the
-sandbox's CI, approved by the maintainer and merged by the gate with `sha=`; ticket 2's
-destructive rewrite of the install guide is approved by the panel and refused by the guards, and
-the gate does not merge it even with the maintainer's approval.
+against them, plays the maintainer through the sandbox's API, and prints each step live with
+its elapsed time. The story is in `demo_script`: ticket 1 is labeled, ourobot's implementer
+opens a pull request, the panel rejects it with a specific finding, the fix round is approved,
+the sandbox's CI passes, the maintainer approves and the gate merges with `sha=`; ticket 2's
+destructive rewrite of the install guide is refused by the iteration guard every time, and the
+ticket ends labeled blocked with no pull request.
 
 `--json` makes the last stdout line the summary (`summary_json`); `--record DIR` writes every
 HTTP request the sandbox and the model servers received, secrets scrubbed (`demo_record`).
@@ -37,9 +37,9 @@ from app.cli import demo_script as script
 from app.cli.demo_record import RequestRecord, Scrubber
 from app.github_client import GitHubClients
 from app.settings import load_settings
-from app.workspace.git import git
 
 WAIT_S = 60.0
+CYCLE_WAIT_S = 180.0  # a cycle clones, asks the model and runs the tests
 T = TypeVar("T")
 
 
@@ -193,7 +193,7 @@ class Demo:
 
     def tickets_as_expected(self) -> bool:
         outcomes = [t.outcome for t in self.tickets]
-        return outcomes == ["merged", "refused"]
+        return outcomes == ["merged", "blocked"]
 
     def run(self) -> None:
         from app.sandbox.server import SandboxServer  # the demo is the sandbox's product user
@@ -241,7 +241,7 @@ class Demo:
             self.scrubber.add(secret, str(app_info["private_key_pem"]))
             env = self.serve_env(app_info, server.url, secret, anthropic, openai)
             ourobot = Ourobot(env, self.workdir / "ourobot-serve.log")
-            self.serve_log, self.seen_deliveries = ourobot.log, set[str]()
+            self.serve_log = ourobot.log
             with self.steps.step("start `ourobot serve` in embedded mode (no Redis)") as note:
                 ourobot.start()
                 control.set_webhook(f"{ourobot.url}/api/github/webhooks", secret)
@@ -266,8 +266,8 @@ class Demo:
             print(
                 f"demo finished in {self.steps.total():.1f}s: ticket #{first.issue} merged as "
                 f"{(first.merged_sha or '?')[:10]} after a rejected first round and a fix; "
-                f"ticket #{second.issue}'s destructive rewrite was approved by the panel and "
-                f"refused by the guards ({', '.join(second.rules)}), never merged. "
+                f"ticket #{second.issue}'s destructive rewrite was refused by the iteration "
+                f"guard ({', '.join(second.rules)}) every time: blocked, never merged. "
                 f"{self.api_requests} REST requests to the sandbox.",
                 file=self.out,
             )
@@ -285,6 +285,7 @@ class Demo:
         for fake, model in ((anthropic, script.REVIEWERS[0]), (openai, script.REVIEWERS[1])):
             fake.script(model, *script.reviewer_script()[model])
             fake.default(model, script.APPROVE)
+        anthropic.script(script.IMPLEMENTER, script.TICKET_1_CHANGE, script.TICKET_1_FIX)
         anthropic.default(script.IMPLEMENTER, script.TICKET_2_REWRITE)
 
     def serve_env(
@@ -296,6 +297,8 @@ class Demo:
         key_path.write_text(app_info["private_key_pem"])
         key_path.chmod(0o600)
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "HOME", "TMPDIR")}
+        # The demo project's tests run with ourobot's own Python, which has pytest.
+        keep["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), keep.get("PATH", "")])
         return {
             **keep,
             "OUROBOT_APP_ID": str(app_info["id"]),
@@ -330,36 +333,41 @@ class Demo:
         number = self.file_ticket(0)
         result = TicketResult(number)
         branch = f"ourobot/issue-{number}"
-        pull, head = self.implementer_pull(branch, number, self.add_multiply, "Add multiply")
-        result.pr = pull
+        with self.steps.step(f"ourobot works #{number} and opens a pull request") as note:
+            pull = wait_for(f"ourobot's pull request from {branch}", partial(self.pull_of, branch),
+                            CYCLE_WAIT_S)  # fmt: skip
+            result.pr, head = int(pull["number"]), str(pull["head"]["sha"])
+            note(f"PR #{result.pr} at {head[:10]}: {self.changed(result.pr)}")
+            note("the implementer's edits were validated, committed and tested in a worktree,")
+            note("then pushed over git smart HTTP with the token in a one-command header")
         self.checks(head, guards="success", review="failure")
-        head = self.implementer_push(branch, self.add_multiply_test, "the fix round adds the test")
+        with self.steps.step("the fix round: the finding goes back to the implementer") as note:
+            head = wait_for("a new head on the pull request",
+                            partial(self.new_head, result.pr, head), CYCLE_WAIT_S)  # fmt: skip
+            note(f"new head {head[:10]}: {self.changed(result.pr)}")
         self.checks(head, guards="success", review="success", ci="success")
-        result.merged_sha = self.approve_and_merge(pull, head)
+        result.merged_sha = self.approve_and_merge(result.pr, head)
         result.outcome = "merged"
         return result
 
     def ticket_2(self) -> TicketResult:
         number = self.file_ticket(1)
         result = TicketResult(number)
-        branch = f"ourobot/issue-{number}"
-        pull, head = self.implementer_pull(
-            branch, number, self.rewrite_install, "Tidy up INSTALL.md"
-        )
-        result.pr = pull
-        guards = self.checks(head, guards="failure", review="success")
-        result.rules = rules_of(guards.output.title or "")
-        with self.steps.step(f"the maintainer approves PR #{pull} anyway; the gate holds") as n:
-            self.maintainer.rest.pulls.create_review(
-                script.OWNER, script.REPO, pull, event="APPROVE", commit_id=head
-            )
-            gate = wait_for("the ourobot/gate check", partial(self.check, head, "ourobot/gate"))
-            n(f"ourobot/gate {gate.conclusion}: {gate.output.title}")
-            data = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).parsed_data
-            if data.merged:
-                raise DemoFailed(f"PR #{pull} merged although the guards refused it")
-            n(f"PR #{pull} is open and unmerged; INSTALL.md keeps its {script.INSTALL_LINES} lines")
-        result.outcome = "refused"
+        with self.steps.step(f"ourobot works #{number}: every rewrite is refused") as note:
+            blocked = partial(self.labeled, number, "ourobot:blocked")
+            labels = wait_for(f"#{number} to be labeled blocked", blocked, CYCLE_WAIT_S)
+            note(f"#{number} is labeled {', '.join(labels)}")
+            said = wait_for("the blocked explanation", partial(self.blocked_comment, number))
+            note(f"ourobot on #{number}: {first_line(said)}")
+            refusals = self.refusals(f"{script.OWNER}/{script.REPO}#{number}")
+            result.rules = sorted({name.removeprefix("refusal:") for name, _ in refusals})
+            note(f"{len(refusals)} refusal(s) by {', '.join(result.rules)} before any commit, "
+                 "one per iteration: max_deletions_per_iteration is 5")  # fmt: skip
+            pull = self.pull_of(f"ourobot/issue-{number}")
+            if pull is not None:
+                raise DemoFailed(f"a pull request was opened for #{number}: #{pull['number']}")
+            note(f"no pull request; INSTALL.md on main keeps its {script.INSTALL_LINES} lines")
+        result.outcome = "blocked"
         return result
 
     def approve_and_merge(self, pull: int, head: str) -> str:
@@ -378,71 +386,44 @@ class Demo:
             note(f"merged with sha={head[:10]} pinned: {sha[:10]} on main; ticket closed")
             return sha
 
-    def implementer_pull(
-        self, branch: str, ticket: int, change: Callable[[Path], str], title: str
-    ) -> tuple[int, str]:
-        """Play the implementer (its GitHub loop lands separately): push, open a PR."""
-        with self.steps.step(f"the implementer pushes {branch} and opens a pull request") as note:
-            token = self.clients.git_token(self.installation_id)
-            self.scrubber.add(token)
-            clone = self.workdir / branch.replace("/", "-")
-            git(["clone", "-q", self.clone_url, str(clone)], token=token)
-            message = change(clone)
-            git(["checkout", "-q", "-b", branch], cwd=clone)
-            git(["commit", "-q", "-am", message], cwd=clone)
-            git(["push", "-q", "origin", branch], cwd=clone, token=token)
-            head = git(["rev-parse", "HEAD"], cwd=clone).stdout.strip()
-            pull = self.bot.rest.pulls.create(
-                script.OWNER, script.REPO, title=title, head=branch, base="main",
-                body=f"Closes #{ticket}",
-            ).parsed_data  # fmt: skip
-            files = self.bot.rest.pulls.list_files(script.OWNER, script.REPO, pull.number)
-            entries = cast("list[Any]", files.parsed_data)
-            changed = ", ".join(f"{e.filename} +{e.additions} -{e.deletions}" for e in entries)
-            note(f"PR #{pull.number} at {head[:10]}: {changed}")
-            note("cloned and pushed over git smart HTTP; the token went in a header, never a URL")
-            delivery = wait_for("the signed pull_request.opened webhook", self.opened_delivery)
-            note(f"ourobot serve verified and recorded pull_request.opened (delivery {delivery})")
-            return int(pull.number), head
+    def pull_of(self, branch: str) -> dict[str, Any] | None:
+        listed: Any = self.maintainer.rest.pulls.list(
+            script.OWNER, script.REPO, head=f"{script.OWNER}:{branch}", state="all"
+        ).json()
+        return listed[0] if isinstance(listed, list) and listed else None
 
-    def implementer_push(self, branch: str, change: Callable[[Path], str], why: str) -> str:
-        with self.steps.step(f"the implementer pushes a new commit to {branch}: {why}") as note:
-            token = self.clients.git_token(self.installation_id)
-            self.scrubber.add(token)
-            clone = self.workdir / branch.replace("/", "-")
-            message = change(clone)
-            git(["commit", "-q", "-am", message], cwd=clone)
-            git(["push", "-q", "origin", branch], cwd=clone, token=token)
-            head = git(["rev-parse", "HEAD"], cwd=clone).stdout.strip()
-            note(f"new head {head[:10]}; the checks run again on it")
-            return head
+    def new_head(self, pull: int, old: str) -> str | None:
+        head = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).parsed_data.head.sha
+        return head if head != old else None
 
-    def opened_delivery(self) -> str | None:
-        """The newest pull_request.opened delivery the receiver accepted, once it is new."""
-        found = [
-            line.split("delivery=")[1].split()[0]
-            for line in self.serve_log.read_text().splitlines()
-            if "event=pull_request action=opened outcome=accepted" in line
-        ]
-        fresh = [d for d in found if d not in self.seen_deliveries]
-        if not fresh:
-            return None
-        self.seen_deliveries.add(fresh[-1])
-        return fresh[-1][:8]
+    def changed(self, pull: int) -> str:
+        files = self.maintainer.rest.pulls.list_files(script.OWNER, script.REPO, pull)
+        entries = cast("list[Any]", files.parsed_data)
+        return ", ".join(f"{e.filename} +{e.additions} -{e.deletions}" for e in entries)
 
-    def add_multiply(self, clone: Path) -> str:
-        ops = clone / "calculator" / "ops.py"
-        ops.write_text(ops.read_text() + script.MULTIPLY)
-        return "Add multiply"
+    def labeled(self, number: int, label: str) -> list[str] | None:
+        issue = self.maintainer.rest.issues.get(script.OWNER, script.REPO, number).parsed_data
+        names = [x if isinstance(x, str) else str(x.name) for x in issue.labels]
+        return names if label in names else None
 
-    def add_multiply_test(self, clone: Path) -> str:
-        tests = clone / "tests" / "test_ops.py"
-        tests.write_text(tests.read_text() + script.MULTIPLY_TEST)
-        return "Test multiply"
+    def blocked_comment(self, number: int) -> str | None:
+        found = [c for c in self.bot_comments(number) if "Blocked:" in str(c.body)]
+        return str(found[-1].body) if found else None
 
-    def rewrite_install(self, clone: Path) -> str:
-        (clone / "INSTALL.md").write_text(script.DESTRUCTIVE_INSTALL)
-        return "Tidy up INSTALL.md"
+    def refusals(self, ticket: str) -> list[tuple[str, str]]:
+        """The refusals the ticket's cycles recorded, as the pattern register counts them."""
+        from app.controls.ledger_query import LedgerFilter, search
+        from app.controls.patterns import failures
+        from app.store import Store
+
+        repo, _, number = ticket.partition("#")
+        data_dir = Path(self.ourobot.env["OUROBOT_DATA_DIR"])
+        store = Store.open(load_settings(env={}, data_dir=data_dir))
+        try:
+            rows = search(store, LedgerFilter(repo=repo, number=int(number), kinds=("cycle",)))
+        finally:
+            store.close()
+        return [found for row in rows for found in failures(row) if found[0].startswith("refusal:")]
 
     def checks(self, head: str, *, guards: str, review: str, ci: str | None = None) -> Any:
         """Wait for each check on `head` and compare; the guards' run."""

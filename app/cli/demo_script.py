@@ -50,6 +50,7 @@ FILES = {
         "project:\n  name: calculator\n  description: A tiny calculator.\n"
         f'review:\n  models: ["anthropic:{REVIEWERS[0]}", "openai:{REVIEWERS[1]}"]\n'
         "  quorum: 2\n  rounds: 2\n"
+        "budgets:\n  implementer_iterations: 4\n"
         f'models:\n  implementer: "anthropic:{IMPLEMENTER}"\n'
         'test_command: "python -m pytest -q"\n'
         'merge:\n  required_checks: ["ci/test"]\n'

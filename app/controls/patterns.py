@@ -6,6 +6,8 @@ A class is derived from what a row already says, by fixed rules and nothing else
   its class;
 - every refusal a cycle records (`detail.refusals[].rule`: the iteration guard, a protected
   path, test-tamper) is one failure of class `refusal:<rule>`, and so is a `refusal` row's rule;
+  the ticket job's rows list them per iteration (`detail.iterations[].refusals`, "rule path"),
+  where each rule counts once per iteration;
 - a merge attempt that did not merge is `merge:<status>` (`conflict`, `head-moved`, ...);
 - a cycle that ended `blocked` or `needs-human` with no class of its own is `cycle:<outcome>`.
 Each class keeps its count and its first and last example, oldest first by first sighting.
@@ -61,6 +63,7 @@ def failures(entry: Entry) -> Iterator[tuple[str, str]]:
             if isinstance(refusal, dict) and isinstance(refusal.get("rule"), str):
                 where = f"{refusal.get('path') or ''}: " if refusal.get("path") else ""
                 yield f"refusal:{refusal['rule']}", _text(f"{where}{refusal.get('reason', '')}")
+    yield from _iteration_refusals(detail.get("iterations"))
     if entry.kind == "refusal" and not entry.error_class and isinstance(detail.get("rule"), str):
         yield f"refusal:{detail['rule']}", _text(detail.get("reason", ""))
     if entry.kind == "merge" and entry.outcome.artifact != "merged":
@@ -70,6 +73,23 @@ def failures(entry: Entry) -> Iterator[tuple[str, str]]:
     outcome = detail.get("outcome")
     if entry.kind == "cycle" and not entry.error_class and outcome in ("blocked", "needs-human"):
         yield f"cycle:{outcome}", _text(detail.get("reason", ""))
+
+
+def _iteration_refusals(iterations: object) -> Iterator[tuple[str, str]]:
+    for iteration in iterations if isinstance(iterations, list) else ():
+        refusals = iteration.get("refusals") if isinstance(iteration, dict) else None
+        paths: dict[str, list[str]] = {}
+        for refusal in refusals if isinstance(refusals, list) else ():
+            if isinstance(refusal, str) and refusal.split():
+                rule, _, path = refusal.strip().partition(" ")
+                paths.setdefault(rule, [])
+                if path.strip() not in ("", "-"):
+                    paths[rule].append(path.strip())
+        for rule, where in paths.items():
+            yield (
+                f"refusal:{rule}",
+                _text(f"iteration {iteration.get('number')}: {', '.join(where)}"),
+            )
 
 
 def register(entries: Iterable[Entry]) -> list[Pattern]:

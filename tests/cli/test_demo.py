@@ -64,23 +64,27 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(tmp_path):
     assert first["outcome"] == "merged" and re.fullmatch(r"[0-9a-f]{40}", first["merged_sha"])
     assert first["rules"] == [] and isinstance(first["pr"], int)
     assert second == {
-        "issue": second["issue"], "outcome": "refused", "pr": second["pr"],
+        "issue": second["issue"], "outcome": "blocked", "pr": None,
         "merged_sha": None, "rules": ["deletions"],
     }  # fmt: skip
     assert summary["record"] == str(record) and summary["api_requests"] > 50
     titles = [line for line in steps.splitlines() if line.startswith("[")]
-    assert len(titles) >= 20
+    assert len(titles) >= 17
     assert all(re.match(r"\[\s*\d+\] \+\s*\d+\.\ds ", title) for title in titles)
     assert "the models are scripted" in steps
     assert "250-line INSTALL.md" in steps
-    # Ticket 1: rejected with the finding, fixed, approved, CI green, merged by the gate.
+    # Ticket 1: ourobot's PR rejected with the finding, fixed by a fix round, approved, CI
+    # green, approved by the maintainer and merged by the gate.
+    assert "ourobot works #1 and opens a pull request" in steps
+    assert "the fix round: the finding goes back to the implementer" in steps
     assert "failure: Review failed: rejected by 1 of 2" in steps
     assert "no test exercises it" in steps
     assert steps.count("success: Review passed: 2 of 2 approved") == 2
     assert "ci/test on" in steps and "the gate merges it" in steps
-    # Ticket 2: the panel approves the rewrite, the guards refuse it, the gate holds.
-    assert "failure: 2 violation(s): deletions" in steps
-    assert "ourobot/gate failure" in steps and "is open and unmerged" in steps
+    # Ticket 2: every iteration's rewrite refused by the iteration guard; blocked, no PR.
+    assert "ourobot:blocked" in steps and "Blocked: " in steps
+    assert "4 refusal(s) by deletions before any commit" in steps
+    assert "no pull request; INSTALL.md on main keeps its 250 lines" in steps
     assert "halted" in steps and "Halt lifted" in steps
     assert "with the token: " in steps and "without it: 401" in steps
     assert steps.splitlines()[-1].startswith("demo finished")
@@ -96,7 +100,11 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(tmp_path):
     rows = {name: [json.loads(line) for line in text.splitlines()] for name, text in files.items()}
     assert len(rows["sandbox.jsonl"]) > summary["api_requests"]  # REST, git and control
     assert any(r["path"].endswith("/git-receive-pack") for r in rows["sandbox.jsonl"])
-    assert len(rows["anthropic.jsonl"]) == len(rows["openai.jsonl"]) == 3  # three review rounds
+    # Two review rounds (one per reviewer each); the implementer: ticket 1, its fix round, and
+    # ticket 2's four refused iterations.
+    models = [r["body"]["model"] for r in rows["anthropic.jsonl"]]
+    assert models.count("demo-claude") == 2 and models.count("demo-claude-implementer") == 6
+    assert len(rows["openai.jsonl"]) == 2
     everything = "".join(files.values())
     key_lines = [ln for ln in (keep / "app.pem").read_text().splitlines() if "-----" not in ln]
     assert key_lines and not any(line in everything for line in key_lines)

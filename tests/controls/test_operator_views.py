@@ -122,6 +122,23 @@ def test_a_blocked_cycle_without_a_class_is_counted_by_its_outcome(store):
     assert (pattern.error_class, pattern.first.text) == ("cycle:needs-human", "review rejected")
 
 
+def test_the_ticket_jobs_per_iteration_refusals_count_once_per_rule_and_iteration(store):
+    iterations = [
+        {"number": n, "refusals": ["deletions -", "deletions INSTALL.md"], "tests": "not-run"}
+        for n in (1, 2, 3)
+    ]
+    iterations.append({"number": 4, "refusals": [], "tests": "passed"})
+    Ledger(store).record(
+        "cycle", Subject("cycle:run-1", repo="x/y", number=3, ticket="x/y#3"),
+        Outcome("ok", "unmet"), error_class="iterations",
+        detail={"outcome": "blocked", "reason": "no result", "iterations": iterations},
+    )  # fmt: skip
+    register = {p.error_class: p for p in read_register(store)}
+    assert register["refusal:deletions"].count == 3
+    assert register["refusal:deletions"].first.text == "iteration 1: INSTALL.md"
+    assert register["iterations"].count == 1
+
+
 def test_the_snapshot_of_an_empty_store(store):
     view = read_overview(Settings(cap_usd_per_day=20.0), store, now=NOW)
     shown = overview_dict(view)
