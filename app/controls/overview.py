@@ -4,9 +4,11 @@
 - queues: inbox rows by state (the durable inbox is the queue of record), the oldest row still
   pending, and in Redis mode the length of the Celery queue;
 - halts in force;
-- leases: inbox rows a worker holds (until when), and in Redis mode the effect leases and turns
-  jobs hold (their keys and seconds left); embedded mode keeps those in the server's memory;
-- open cycles: tickets whose newest cycle row left a pull request that has not merged;
+- leases: inbox rows a worker holds and tickets' fenced leases (until when), and in Redis mode
+  the effect leases and turns jobs hold (their keys and seconds left); embedded mode keeps
+  those two in the server's memory;
+- open cycles: the loop's runs (cycles and fix rounds) still under way, and tickets whose
+  newest cycle row left a pull request that has not merged;
 - spend today (UTC) per installation against the daily cap, and the per-ticket cap;
 - spend per day over the last days, for the page's chart.
 """
@@ -25,7 +27,7 @@ from app.controls.ledger import entry_of, start_of_utc_day
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import ledger as ledger_table
-from app.store.schema import model_calls, webhook_inbox
+from app.store.schema import loop_cycles, model_calls, ticket_leases, webhook_inbox
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -94,6 +96,7 @@ def read_overview(
         except Exception as exc:  # a status read must still show what the store knows
             notes.append(f"redis not readable: {type(exc).__name__}: {exc}")
     inbox, oldest, inbox_leases = _inbox(store)
+    store_leases = inbox_leases + _ticket_leases(store, moment)
     return Overview(
         at=moment,
         mode="embedded" if settings.embedded else "redis",
@@ -101,8 +104,8 @@ def read_overview(
         oldest_pending=oldest,
         broker_queue=broker,
         halts=HaltRegistry(store).all(),
-        leases=inbox_leases + redis_leases,
-        open_cycles=open_cycles(store),
+        leases=store_leases + redis_leases,
+        open_cycles=running_cycles(store) + open_cycles(store),
         spend_today=_spend_since(store, start_of_utc_day(moment)),
         cap_usd_per_day=settings.cap_usd_per_day,
         cap_usd_per_ticket=settings.cap_usd_per_ticket,
@@ -125,11 +128,36 @@ def _inbox(store: Store) -> tuple[dict[str, int], datetime | None, list[Lease]]:
             .order_by(table.c.lease_until)
             .limit(MAX_LEASES)
         ).all()
-    states = {
-        state: counts.get(state, 0) for state in ("pending", "running", "done", "failed")
-    }
+    states = {state: counts.get(state, 0) for state in ("pending", "running", "done", "failed")}
     leases = [Lease("inbox", f"{row.event} {row.delivery_id}", row.lease_until) for row in held]
     return states, oldest, leases
+
+
+def _ticket_leases(store: Store, now: datetime) -> list[Lease]:
+    """Tickets a cycle holds now (a lease past its expiry is nobody's)."""
+    table = ticket_leases
+    with store.read_session() as session:
+        rows = session.execute(
+            select(table.c.repo, table.c.number, table.c.expires_at)
+            .where(table.c.expires_at > now)
+            .order_by(table.c.expires_at)
+            .limit(MAX_LEASES)
+        ).all()
+    return [Lease("ticket", f"{row.repo}#{row.number}", row.expires_at) for row in rows]
+
+
+def running_cycles(store: Store) -> list[OpenCycle]:
+    """The loop's runs not finished yet: `started` (working) or `pushed` (opening the PR)."""
+    table = loop_cycles
+    with store.read_session() as session:
+        rows = session.execute(
+            select(table).where(table.c.state != "done").order_by(table.c.started_at)
+        ).all()
+    return [
+        OpenCycle(f"{row.repo}#{row.number}", row.repo, row.pr_number, row.started_at,
+                  f"{row.kind} {row.state}")
+        for row in rows
+    ]  # fmt: skip
 
 
 def _redis_leases(redis: Redis) -> list[Lease]:

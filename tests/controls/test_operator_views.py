@@ -178,6 +178,36 @@ def test_the_snapshot_shows_queues_halts_leases_open_cycles_and_spend(store):
     )
 
 
+def test_the_loops_running_cycles_and_held_ticket_leases_are_shown(store):
+    from app.store.schema import loop_cycles, ticket_leases
+
+    with store.session() as session:
+        session.execute(
+            ticket_leases.insert().values(
+                repo=REPO, number=8, holder="w1", fence=3, expires_at=NOW + timedelta(minutes=5)
+            )
+        )
+        session.execute(
+            ticket_leases.insert().values(
+                repo=REPO, number=9, holder="w2", fence=1, expires_at=NOW - timedelta(minutes=5)
+            )
+        )
+        for key, state in (("run-8", "started"), ("run-9", "done")):
+            session.execute(
+                loop_cycles.insert().values(
+                    key=key,
+                    repo=REPO,
+                    number=int(key[-1]),
+                    kind="cycle",
+                    started_at=NOW,
+                    state=state,
+                )
+            )
+    view = read_overview(Settings(), store, now=NOW)
+    assert [(lease.kind, lease.key) for lease in view.leases] == [("ticket", f"{REPO}#8")]
+    assert [(c.ticket, c.outcome) for c in view.open_cycles] == [(f"{REPO}#8", "cycle started")]
+
+
 def test_redis_leases_and_the_celery_queue_are_read_when_there_is_redis(sqlite_store, redis_server):
     store = sqlite_store
     import redis
