@@ -79,7 +79,7 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(tmp_path):
     assert "the fix round: the finding goes back to the implementer" in steps
     assert "failure: Review failed: rejected by 1 of 2" in steps
     assert "no test exercises it" in steps
-    assert steps.count("success: Review passed: 2 of 2 approved") == 2
+    assert steps.count("success: Review passed: 2 of 2 approved") == 1  # the fix round
     assert "ci/test on" in steps and "the gate merges it" in steps
     # Ticket 2: every iteration's rewrite refused by the iteration guard; blocked, no PR.
     assert "ourobot:blocked" in steps and "Blocked: " in steps
