@@ -132,7 +132,7 @@ class TicketResult:
     """What became of one ticket, as `--json` reports it."""
 
     issue: int
-    outcome: str = "open"  # merged | blocked | needs-human | refused | open
+    outcome: str = "open"  # merged | blocked | needs-human | open
     pr: int | None = None
     merged_sha: str | None = None
     rules: list[str] = field(default_factory=list)
