@@ -23,6 +23,8 @@ REDIS_SCHEMES = ("redis", "rediss", "unix")
 # The longest any task may run (hard limit). Celery's Redis visibility timeout is set above it,
 # so a task still running is never handed to a second worker.
 DEFAULT_TASK_TIME_LIMIT_S = 3600
+# A status token short enough to guess would open the page to anyone who tries.
+MIN_STATUS_TOKEN_CHARS = 16
 
 
 def default_data_dir() -> Path:
@@ -45,6 +47,9 @@ class Settings(BaseSettings):
     database_url: str | None = None
     data_dir: Path = Field(default_factory=default_data_dir)
     operators: Annotated[tuple[str, ...], NoDecode] = ()
+    # The read-only status page at /status on `ourobot serve`: off (404) unless this is set;
+    # a request must carry it (bearer header, or ?token= once, then a cookie).
+    status_token: SecretStr | None = None
 
     # Workers. Plugin job modules (comma-separated dotted names) the worker and the embedded
     # runner import at start, so their `@job` functions become tasks.
@@ -114,6 +119,15 @@ class Settings(BaseSettings):
             raise ValueError("expected a JSON object of model -> prices")
         for key, entry in value.items():
             check_price_entry(str(key), entry)
+        return value
+
+    @field_validator("status_token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_STATUS_TOKEN_CHARS:
+            raise ValueError(
+                f"must be at least {MIN_STATUS_TOKEN_CHARS} characters (try: openssl rand -hex 24)"
+            )
         return value
 
     @field_validator("github_api_url")

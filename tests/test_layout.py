@@ -17,7 +17,7 @@ LAYERS = (
     {"app.__main__"},
     {"app.cli"},
     {"app.install"},
-    {"app.action", "tasks"},
+    {"app.action", "tasks", "app.statuspage"},
     {"app.webhooks"},
     {"app.handlers"},
     {"app.jobs"},

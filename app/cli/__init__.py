@@ -40,6 +40,9 @@ COMMAND_MODULES = (
     "app.cli.halt_cmd",
     "app.cli.app_cmd",
     "app.cli.doctor_cmd",
+    "app.cli.status_cmd",
+    "app.cli.ledger_cmd",
+    "app.cli.patterns_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,15 +1,21 @@
 """`ourobot demo`: the loop against the local GitHub sandbox, with no accounts and no Redis.
 
 This is the one product module (with `ourobot sandbox`) that drives the sandbox: it starts the
-GitHub double and two fake model servers, runs the real `ourobot serve` in embedded mode
-against them, plays the people (a maintainer, and the implementer whose loop is a later
-milestone), and prints each step as it happens. It shows the lesson ourobot is built on: a
-review panel (here one that approves everything) would approve a destructive rewrite; the
-guards, a measurement, refuse it, and because they run first no model is paid to review it.
+GitHub double and two scripted model servers, runs the real `ourobot serve` in embedded mode
+against them, plays the maintainer through the sandbox's API, and prints each step live with
+its elapsed time. The story is in `demo_script`: ticket 1 is labeled, ourobot's implementer
+opens a pull request, the panel rejects it with a specific finding, the fix round is approved,
+the sandbox's CI passes, the maintainer approves and the gate merges with `sha=`; ticket 2's
+destructive rewrite of the install guide is refused by the iteration guard every time, and the
+ticket ends labeled blocked with no pull request.
+
+`--json` makes the last stdout line the summary (`summary_json`); `--record DIR` writes every
+HTTP request the sandbox and the model servers received, secrets scrubbed (`demo_record`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -19,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, TypeVar, cast
@@ -26,33 +33,13 @@ from typing import Any, TextIO, TypeVar, cast
 import httpx
 from githubkit import GitHub, TokenAuthStrategy
 
+from app.cli import demo_script as script
+from app.cli.demo_record import RequestRecord, Scrubber
 from app.github_client import GitHubClients
 from app.settings import load_settings
-from app.workspace.git import git
 
-INSTALL_LINES = 256
-DEMO_FILES = {
-    "README.md": "# calculator\n\nA tiny calculator used by the ourobot demo.\n",
-    "calculator/__init__.py": "",
-    "calculator/ops.py": (
-        "def add(a: float, b: float) -> float:\n    return a + b\n\n\n"
-        "def subtract(a: float, b: float) -> float:\n    return a - b\n"
-    ),
-    "tests/test_ops.py": (
-        "from calculator.ops import add, subtract\n\n\n"
-        "def test_add() -> None:\n    assert add(2, 3) == 5\n\n\n"
-        "def test_subtract() -> None:\n    assert subtract(5, 3) == 2\n"
-    ),
-    "INSTALL.md": "# Installing calculator\n\n"
-    + "".join(f"{n}. A careful installation step, written once and kept.\n" for n in range(254)),
-    ".github/ourobot.yml": (
-        "version: 1\n"
-        "project:\n  name: calculator\n  description: A tiny calculator.\n"
-        'review:\n  models: ["anthropic:demo-claude", "openai:demo-gpt"]\n  quorum: 2\n'
-    ),
-}
-MULTIPLY = "\n\ndef multiply(a: float, b: float) -> float:\n    return a * b\n"
 WAIT_S = 60.0
+CYCLE_WAIT_S = 180.0  # a cycle clones, asks the model and runs the tests
 T = TypeVar("T")
 
 
@@ -72,7 +59,8 @@ class Steps:
     def step(self, title: str) -> Iterator[Callable[[str], None]]:
         self.number += 1
         began = time.monotonic()
-        print(f"[{self.number:>2}] {title} ...", file=self.out, flush=True)
+        elapsed = began - self.started
+        print(f"[{self.number:>2}] +{elapsed:6.1f}s {title} ...", file=self.out, flush=True)
 
         def note(text: str) -> None:
             print(f"     {text}", file=self.out, flush=True)
@@ -139,26 +127,73 @@ def _free_port() -> int:
         return port
 
 
-def run_demo(out: TextIO, *, keep_dir: Path | None = None) -> int:
-    """Run the demo end to end; returns the exit code."""
+@dataclass
+class TicketResult:
+    """What became of one ticket, as `--json` reports it."""
+
+    issue: int
+    outcome: str = "open"  # merged | blocked | needs-human | open
+    pr: int | None = None
+    merged_sha: str | None = None
+    rules: list[str] = field(default_factory=list)
+
+
+def summary_json(tickets: list[TicketResult], api_requests: int, record: Path | None) -> str:
+    """The `--json` line: the tickets in order, the sandbox's REST request count, the record."""
+    return json.dumps(
+        {
+            "tickets": [
+                {"issue": t.issue, "outcome": t.outcome, "pr": t.pr,
+                 "merged_sha": t.merged_sha, "rules": t.rules}
+                for t in tickets
+            ],
+            "api_requests": api_requests,
+            "record": str(record) if record is not None else None,
+        }
+    )  # fmt: skip
+
+
+def run_demo(
+    out: TextIO,
+    *,
+    keep_dir: Path | None = None,
+    record_dir: Path | None = None,
+    as_json: bool = False,
+) -> int:
+    """Run the demo end to end; returns the exit code. With `as_json` the steps go to stderr
+    and the last stdout line is the summary."""
+    steps_out = sys.stderr if as_json else out
     workdir = keep_dir or Path(tempfile.mkdtemp(prefix="ourobot-demo-"))
+    demo = Demo(steps_out, workdir, record_dir=record_dir)
     try:
-        Demo(out, workdir).run()
-        return 0
+        demo.run()
+        code = 0 if demo.tickets_as_expected() else 1
     except DemoFailed as exc:
-        print(f"demo failed: {exc}", file=out)
-        return 1
+        print(f"demo failed: {exc}", file=steps_out)
+        code = 1
     finally:
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+    if as_json:
+        print(summary_json(demo.tickets, demo.api_requests, record_dir), file=out, flush=True)
+    return code
 
 
 class Demo:
-    def __init__(self, out: TextIO, workdir: Path) -> None:
+    def __init__(self, out: TextIO, workdir: Path, *, record_dir: Path | None = None) -> None:
         self.out = out
         self.workdir = workdir
         self.steps = Steps(out)
         self.keep: list[Any] = []  # githubkit namespaces hold their clients weakly
+        self.tickets: list[TicketResult] = []
+        self.api_requests = 0
+        self.scrubber = Scrubber()
+        self.record = RequestRecord(record_dir, self.scrubber) if record_dir else None
+        self.status_token = secrets.token_hex(24)
+
+    def tickets_as_expected(self) -> bool:
+        outcomes = [t.outcome for t in self.tickets]
+        return outcomes == ["merged", "blocked"]
 
     def run(self) -> None:
         from app.sandbox.server import SandboxServer  # the demo is the sandbox's product user
@@ -166,10 +201,12 @@ class Demo:
             FAKE_ANTHROPIC_KEY,
             FAKE_OPENAI_KEY,
             FakeModelServer,
-            Text,
         )
 
-        server = SandboxServer(data_dir=self.workdir / "sandbox")
+        sink = self.record.sandbox_sink if self.record is not None else None
+        server = SandboxServer(data_dir=self.workdir / "sandbox", request_sink=sink)
+        self.scrubber.add(server.admin_token, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY)
+        self.scrubber.add(self.status_token)
         anthropic = FakeModelServer("anthropic", api_key=FAKE_ANTHROPIC_KEY)
         openai = FakeModelServer("openai", api_key=FAKE_OPENAI_KEY)
         ourobot: Ourobot | None = None
@@ -177,29 +214,34 @@ class Demo:
             with self.steps.step("start the local GitHub sandbox") as note:
                 server.start()
                 note(f"GitHub stand-in at {server.url} (REST, git smart HTTP, signed webhooks)")
-            with self.steps.step("start two fake model servers (Anthropic and OpenAI APIs)") as n:
+            with self.steps.step("start two scripted model servers (Anthropic, OpenAI APIs)") as n:
                 anthropic.start()
                 openai.start()
-                # A panel that approves everything: the point is what happens anyway.
-                anthropic.default("demo-claude", Text("Looks complete.\nVERDICT: APPROVE"))
-                openai.default("demo-gpt", Text("No issues found.\nVERDICT: APPROVE"))
-                n(f"anthropic:demo-claude at {anthropic.base_url}")
-                n(f"openai:demo-gpt at {openai.base_url}")
+                self.script_models(anthropic, openai)
+                n("the models are scripted (no real model is called): demo_script.py says what")
+                n(f"anthropic:{script.REVIEWERS[0]} at {anthropic.base_url}")
+                n(f"openai:{script.REVIEWERS[1]} at {openai.base_url}")
             control = server.control()
-            with self.steps.step("create a maintainer and the repository calculator") as note:
-                maintainer_token = control.create_user("maintainer")
+            with self.steps.step(f"create a maintainer and the repository {script.REPO}") as note:
+                maintainer_token = control.create_user(script.OWNER)
+                self.scrubber.add(maintainer_token)
                 seed = self.workdir / "seed"
-                for rel, text in DEMO_FILES.items():
+                for rel, text in script.FILES.items():
                     (seed / rel).parent.mkdir(parents=True, exist_ok=True)
                     (seed / rel).write_text(text)
-                repo = control.create_repo("maintainer", "calculator", seed)
-                installation_id = control.install_app("maintainer", ["calculator"])
-                note(f"{repo['full_name']} at {repo['head_sha'][:10]}, the ourobot App installed")
+                repo = control.create_repo(script.OWNER, script.REPO, seed)
+                installation_id = control.install_app(script.OWNER, [script.REPO])
+                control.set_ci_command(
+                    script.OWNER, script.REPO, [sys.executable, *script.CI_COMMAND[1:]]
+                )
+                note(f"{repo['full_name']} at {repo['head_sha'][:10]}: a tested Python project")
+                note(f"with a {script.INSTALL_LINES}-line INSTALL.md; CI runs pytest as ci/test")
             app_info = control.app_info()
             secret = secrets.token_hex(20)
+            self.scrubber.add(secret, str(app_info["private_key_pem"]))
             env = self.serve_env(app_info, server.url, secret, anthropic, openai)
             ourobot = Ourobot(env, self.workdir / "ourobot-serve.log")
-            self.serve_log, self.seen_deliveries = ourobot.log, set[str]()
+            self.serve_log = ourobot.log
             with self.steps.step("start `ourobot serve` in embedded mode (no Redis)") as note:
                 ourobot.start()
                 control.set_webhook(f"{ourobot.url}/api/github/webhooks", secret)
@@ -214,21 +256,19 @@ class Demo:
             self.maintainer = GitHub(TokenAuthStrategy(maintainer_token), base_url=server.url)
             self.clients, self.installation_id = clients, installation_id
             self.clone_url = str(repo["clone_url"])
-            self.ticket()
-            head = self.implementer_pull("ourobot/issue-1", self.add_multiply, "Add multiply")
-            self.checks(head, guards="success", review="success")
-            asked = len(anthropic.requests) + len(openai.requests)
-            head = self.implementer_pull(
-                "ourobot/issue-2", self.rewrite_install, "Tidy up INSTALL.md"
-            )
-            self.checks(head, guards="failure", review="failure")
-            more = len(anthropic.requests) + len(openai.requests) - asked
-            print(f"     model requests for this pull request: {more}", file=self.out)
+            self.ourobot = ourobot
+            self.tickets.append(self.ticket_1())
+            self.tickets.append(self.ticket_2())
             self.commands(ourobot)
+            self.operator_view(ourobot)
+            self.api_requests = int(control.stats()["total"])
+            first, second = self.tickets
             print(
-                f"demo finished in {self.steps.total():.1f}s. The panel approved the first pull "
-                "request; the guards refused the destructive one before any model was paid to "
-                "review it. The merge button stays with a person.",
+                f"demo finished in {self.steps.total():.1f}s: ticket #{first.issue} merged as "
+                f"{(first.merged_sha or '?')[:10]} after a rejected first round and a fix; "
+                f"ticket #{second.issue}'s destructive rewrite was refused by the iteration "
+                f"guard ({', '.join(second.rules)}) every time: blocked, never merged. "
+                f"{self.api_requests} REST requests to the sandbox.",
                 file=self.out,
             )
         finally:
@@ -237,6 +277,16 @@ class Demo:
             anthropic.stop()
             openai.stop()
             server.stop()
+            if self.record is not None:
+                self.record.model_requests("anthropic", anthropic.requests)
+                self.record.model_requests("openai", openai.requests)
+
+    def script_models(self, anthropic: Any, openai: Any) -> None:
+        for fake, model in ((anthropic, script.REVIEWERS[0]), (openai, script.REVIEWERS[1])):
+            fake.script(model, *script.reviewer_script()[model])
+            fake.default(model, script.APPROVE)
+        anthropic.script(script.IMPLEMENTER, script.TICKET_1_CHANGE, script.TICKET_1_FIX)
+        anthropic.default(script.IMPLEMENTER, script.TICKET_2_REWRITE)
 
     def serve_env(
         self, app_info: dict[str, Any], url: str, secret: str, anthropic: Any, openai: Any
@@ -247,6 +297,8 @@ class Demo:
         key_path.write_text(app_info["private_key_pem"])
         key_path.chmod(0o600)
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "HOME", "TMPDIR")}
+        # The demo project's tests run with ourobot's own Python, which has pytest.
+        keep["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), keep.get("PATH", "")])
         return {
             **keep,
             "OUROBOT_APP_ID": str(app_info["id"]),
@@ -254,6 +306,7 @@ class Demo:
             "OUROBOT_WEBHOOK_SECRET": secret,
             "OUROBOT_GITHUB_API_URL": url,
             "OUROBOT_DATA_DIR": str(self.workdir / "ourobot-data"),
+            "OUROBOT_STATUS_TOKEN": self.status_token,
             "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY,
             "ANTHROPIC_BASE_URL": anthropic.base_url,
             "OPENAI_API_KEY": FAKE_OPENAI_KEY,
@@ -261,79 +314,140 @@ class Demo:
         }
 
     # ----- the story ---------------------------------------------------------------------------
-    def ticket(self) -> None:
-        with self.steps.step("a maintainer files issue #1 and labels it ourobot:ticket") as note:
+    def file_ticket(self, index: int) -> int:
+        title, body = script.TICKETS[index]
+        with self.steps.step(f"the maintainer files “{title}” and labels it ourobot:ticket") as n:
             issue = self.maintainer.rest.issues.create(
-                "maintainer", "calculator", title="Add multiply", body="calculator needs a *."
+                script.OWNER, script.REPO, title=title, body=body
             ).parsed_data
             self.maintainer.rest.issues.add_labels(
-                "maintainer", "calculator", issue.number, labels=["ourobot:ticket"]
+                script.OWNER, script.REPO, issue.number, labels=["ourobot:ticket"]
             )
-            reply = wait_for("ourobot's answer on the ticket", lambda: self.bot_comment(1))
-            note(f"ourobot on #1: {first_line(reply)}")
+            reply = wait_for(
+                "ourobot's answer on the ticket", lambda: self.bot_comment(issue.number)
+            )
+            n(f"ourobot on #{issue.number}: {first_line(reply)}")
+            return int(issue.number)
 
-    def implementer_pull(self, branch: str, change: Callable[[Path], str], title: str) -> str:
-        """Play the implementer (its model-driven loop is a later milestone): push, open a PR."""
-        with self.steps.step(f"the implementer pushes {branch} and opens a pull request") as note:
-            token = self.clients.git_token(self.installation_id)
-            clone = self.workdir / branch.replace("/", "-")
-            git(["clone", "-q", self.clone_url, str(clone)], token=token)
-            message = change(clone)
-            git(["checkout", "-q", "-b", branch], cwd=clone)
-            git(["commit", "-q", "-am", message], cwd=clone)
-            git(["push", "-q", "origin", branch], cwd=clone, token=token)
-            head = git(["rev-parse", "HEAD"], cwd=clone).stdout.strip()
-            pull = self.bot.rest.pulls.create(
-                "maintainer", "calculator", title=title, head=branch, base="main",
-                body="Closes #1" if branch.endswith("-1") else "Housekeeping.",
-            ).parsed_data  # fmt: skip
-            files = self.bot.rest.pulls.list_files("maintainer", "calculator", pull.number)
-            entries = cast("list[Any]", files.parsed_data)
-            changed = ", ".join(f"{e.filename} +{e.additions} -{e.deletions}" for e in entries)
-            note(f"PR #{pull.number} at {head[:10]}: {changed}")
-            note("cloned and pushed over git smart HTTP; the token went in a header, never a URL")
-            delivery = wait_for("the signed pull_request.opened webhook", self.opened_delivery)
-            note(f"ourobot serve verified and recorded pull_request.opened (delivery {delivery})")
-            return head
+    def ticket_1(self) -> TicketResult:
+        number = self.file_ticket(0)
+        result = TicketResult(number)
+        branch = f"ourobot/issue-{number}"
+        with self.steps.step(f"ourobot works #{number} and opens a pull request") as note:
+            pull = wait_for(f"ourobot's pull request from {branch}", partial(self.pull_of, branch),
+                            CYCLE_WAIT_S)  # fmt: skip
+            result.pr, head = int(pull["number"]), str(pull["head"]["sha"])
+            note(f"PR #{result.pr} at {head[:10]}: {self.changed(result.pr)}")
+            note("the implementer's edits were validated, committed and tested in a worktree,")
+            note("then pushed over git smart HTTP with the token in a one-command header")
+        self.checks(head, guards="success", review="failure")
+        with self.steps.step("the fix round: the finding goes back to the implementer") as note:
+            head = wait_for("a new head on the pull request",
+                            partial(self.new_head, result.pr, head), CYCLE_WAIT_S)  # fmt: skip
+            note(f"new head {head[:10]}: {self.changed(result.pr)}")
+        self.checks(head, guards="success", review="success", ci="success")
+        result.merged_sha = self.approve_and_merge(result.pr, head)
+        result.outcome = "merged"
+        return result
 
-    def opened_delivery(self) -> str | None:
-        """The newest pull_request.opened delivery the receiver accepted, once it is new."""
-        found = [
-            line.split("delivery=")[1].split()[0]
-            for line in self.serve_log.read_text().splitlines()
-            if "event=pull_request action=opened outcome=accepted" in line
-        ]
-        fresh = [d for d in found if d not in self.seen_deliveries]
-        if not fresh:
-            return None
-        self.seen_deliveries.add(fresh[-1])
-        return fresh[-1][:8]
+    def ticket_2(self) -> TicketResult:
+        number = self.file_ticket(1)
+        result = TicketResult(number)
+        with self.steps.step(f"ourobot works #{number}: every rewrite is refused") as note:
+            blocked = partial(self.labeled, number, "ourobot:blocked")
+            labels = wait_for(f"#{number} to be labeled blocked", blocked, CYCLE_WAIT_S)
+            note(f"#{number} is labeled {', '.join(labels)}")
+            said = wait_for("the blocked explanation", partial(self.blocked_comment, number))
+            note(f"ourobot on #{number}: {first_line(said)}")
+            refusals = self.refusals(f"{script.OWNER}/{script.REPO}#{number}")
+            result.rules = sorted({name.removeprefix("refusal:") for name, _ in refusals})
+            note(f"{len(refusals)} refusal(s) by {', '.join(result.rules)} before any commit, "
+                 "one per iteration: max_deletions_per_iteration is 5")  # fmt: skip
+            pull = self.pull_of(f"ourobot/issue-{number}")
+            if pull is not None:
+                raise DemoFailed(f"a pull request was opened for #{number}: #{pull['number']}")
+            note(f"no pull request; INSTALL.md on main keeps its {script.INSTALL_LINES} lines")
+        result.outcome = "blocked"
+        return result
 
-    def add_multiply(self, clone: Path) -> str:
-        ops = clone / "calculator" / "ops.py"
-        ops.write_text(ops.read_text() + MULTIPLY)
-        return "Add multiply (#1)"
+    def approve_and_merge(self, pull: int, head: str) -> str:
+        with self.steps.step(f"the maintainer approves PR #{pull}; the gate merges it") as note:
+            self.maintainer.rest.pulls.create_review(
+                script.OWNER, script.REPO, pull, event="APPROVE", commit_id=head
+            )
 
-    def rewrite_install(self, clone: Path) -> str:
-        # The seed's TICKET-004: a "tidy-up" that cuts the install guide from 256 to 36 lines.
-        install = clone / "INSTALL.md"
-        install.write_text("".join(install.read_text().splitlines(keepends=True)[:36]))
-        return "Tidy up INSTALL.md"
+            def merged() -> str | None:
+                # githubkit's PullRequest model has no merge_commit_sha: read the JSON itself.
+                raw = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).json()
+                sha = raw.get("merge_commit_sha") if raw.get("merged") else None
+                return sha if isinstance(sha, str) else None
 
-    def checks(self, head: str, *, guards: str, review: str) -> None:
-        for name, expected in (("ourobot/guards", guards), ("ourobot/review", review)):
+            sha = wait_for(f"PR #{pull} to be merged by the gate", merged)
+            note(f"merged with sha={head[:10]} pinned: {sha[:10]} on main; ticket closed")
+            return sha
+
+    def pull_of(self, branch: str) -> dict[str, Any] | None:
+        listed: Any = self.maintainer.rest.pulls.list(
+            script.OWNER, script.REPO, head=f"{script.OWNER}:{branch}", state="all"
+        ).json()
+        return listed[0] if isinstance(listed, list) and listed else None
+
+    def new_head(self, pull: int, old: str) -> str | None:
+        head = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).parsed_data.head.sha
+        return head if head != old else None
+
+    def changed(self, pull: int) -> str:
+        files = self.maintainer.rest.pulls.list_files(script.OWNER, script.REPO, pull)
+        entries = cast("list[Any]", files.parsed_data)
+        return ", ".join(f"{e.filename} +{e.additions} -{e.deletions}" for e in entries)
+
+    def labeled(self, number: int, label: str) -> list[str] | None:
+        issue = self.maintainer.rest.issues.get(script.OWNER, script.REPO, number).parsed_data
+        names = [x if isinstance(x, str) else str(x.name) for x in issue.labels]
+        return names if label in names else None
+
+    def blocked_comment(self, number: int) -> str | None:
+        found = [c for c in self.bot_comments(number) if "Blocked:" in str(c.body)]
+        return str(found[-1].body) if found else None
+
+    def refusals(self, ticket: str) -> list[tuple[str, str]]:
+        """The refusals the ticket's cycles recorded, as the pattern register counts them."""
+        from app.controls.ledger_query import LedgerFilter, search
+        from app.controls.patterns import failures
+        from app.store import Store
+
+        repo, _, number = ticket.partition("#")
+        data_dir = Path(self.ourobot.env["OUROBOT_DATA_DIR"])
+        store = Store.open(load_settings(env={}, data_dir=data_dir))
+        try:
+            rows = search(store, LedgerFilter(repo=repo, number=int(number), kinds=("cycle",)))
+        finally:
+            store.close()
+        return [found for row in rows for found in failures(row) if found[0].startswith("refusal:")]
+
+    def checks(self, head: str, *, guards: str, review: str, ci: str | None = None) -> Any:
+        """Wait for each check on `head` and compare; the guards' run."""
+        expected = {"ourobot/guards": guards, "ourobot/review": review}
+        if ci is not None:
+            expected["ci/test"] = ci
+        runs = {}
+        for name, conclusion in expected.items():
             with self.steps.step(f"{name} on {head[:10]}") as note:
                 run = wait_for(f"a completed {name} check", partial(self.check, head, name))
+                runs[name] = run
                 note(f"{run.conclusion}: {run.output.title}")
-                if run.conclusion != expected:
-                    raise DemoFailed(f"{name} concluded {run.conclusion}, expected {expected}")
+                if name == "ourobot/review" and run.conclusion == "failure":
+                    note(f"the finding: {script.FINDING.split(' ', 2)[2]}")
+                if run.conclusion != conclusion:
+                    raise DemoFailed(f"{name} concluded {run.conclusion}, expected {conclusion}")
+        return runs["ourobot/guards"]
 
     def commands(self, ourobot: Ourobot) -> None:
-        with self.steps.step("the maintainer comments /ourobot help") as note:
+        with self.steps.step("the maintainer comments /ourobot status on #1") as note:
             before = self.bot_comment_count(1)
-            self.comment(1, "/ourobot help")
-            wait_for("the answer to /ourobot help", lambda: self.more_bot_comments(1, before))
-            note("answered once, in place (a hidden marker finds it again)")
+            self.comment(1, "/ourobot status")
+            wait_for("the answer to /ourobot status", lambda: self.more_bot_comments(1, before))
+            note("one reply per thread, edited in place: the ticket's ledger rows and its spend")
         with self.steps.step("the maintainer comments /ourobot panic, then /ourobot resume") as n:
             before = self.bot_comment_count(1)
             self.comment(1, "/ourobot panic")
@@ -347,6 +461,20 @@ class Demo:
         print(
             f"     ourobot serve verified and recorded {accepted} signed deliveries", file=self.out
         )
+
+    def operator_view(self, ourobot: Ourobot) -> None:
+        with self.steps.step("the operator's view: the status page and the ledger") as note:
+            page = httpx.get(
+                f"{ourobot.url}/status",
+                headers={"Authorization": f"Bearer {self.status_token}"},
+                timeout=10,
+            )
+            if page.status_code != 200:
+                raise DemoFailed(f"the status page answered {page.status_code}")
+            refused = httpx.get(f"{ourobot.url}/status", timeout=10).status_code
+            rows = page.text.count('<tr class="entry">')
+            note(f"{ourobot.url}/status with the token: {rows} ledger rows; without it: {refused}")
+            note(f"ourobot ledger / ourobot patterns read {ourobot.env['OUROBOT_DATA_DIR']}")
 
     # ----- looking at GitHub ----------------------------------------------------------------
     def comment(self, number: int, body: str) -> None:
@@ -379,3 +507,9 @@ class Demo:
 def first_line(text: str) -> str:
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("<!--")]
     return lines[0][:110] if lines else ""
+
+
+def rules_of(title: str) -> list[str]:
+    """The rule ids in a guards check title ("2 violation(s): deletions, secret")."""
+    _, _, listed = title.partition("violation(s): ")
+    return [rule.strip() for rule in listed.split(",") if rule.strip()]

@@ -13,11 +13,11 @@ import argparse
 import logging
 import sys
 from contextlib import ExitStack
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.cli import EXIT_OK
 from app.cli.startup import check_app_credentials, require_webhook_secret
-from app.errors import ConfigError
+from app.cli.store_open import open_store, status_redis
 from app.settings import Settings, load_settings
 
 # The web stack and the database load only when `serve` runs, not for every `ourobot` command.
@@ -43,7 +43,7 @@ def serve(args: argparse.Namespace) -> int:
     with ExitStack() as cleanup:  # closes in reverse: dispatcher, store, socket
         listener = cleanup.enter_context(server.listen(args.host, args.port))
         logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-        store = _open_store(settings)
+        store = open_store(settings)
         cleanup.callback(store.close)
         if not has_credentials:
             print(
@@ -57,6 +57,7 @@ def serve(args: argparse.Namespace) -> int:
         recorder.start()
         cleanup.callback(recorder.close)
         app = create_receiver_app(settings, inbox=Inbox(store), recorder=recorder)
+        add_status_page(app, settings, store)
         mode = "embedded" if settings.embedded else "redis"
         host, port = listener.getsockname()[:2]
         log.info(
@@ -69,6 +70,17 @@ def serve(args: argparse.Namespace) -> int:
         server.run(app, listener)
     log.info("ourobot serve: stopped")
     return EXIT_OK
+
+
+def add_status_page(app: Any, settings: Settings, store: Store) -> None:
+    """The read-only page at /status, when OUROBOT_STATUS_TOKEN is set (else nothing: 404)."""
+    if settings.status_token is None:
+        return
+    from app.statuspage.route import mount, status_routes
+
+    redis_client, queues = status_redis(settings.redis_url)
+    mount(app, status_routes(settings, store, redis_client, queue_names=queues))
+    log.info("ourobot serve: status page at /status (token required)")
 
 
 def serve_components(settings: Settings, store: Store) -> tuple[Dispatcher, InlineHook | None]:
@@ -107,18 +119,3 @@ def build_inline_hook(settings: Settings, store: Store) -> InlineHook | None:
             settings.redis_url, socket_connect_timeout=2, socket_timeout=2
         )
     return PanicHandler(settings, store, redis_client)
-
-
-def _open_store(settings: Settings) -> Store:
-    from sqlalchemy.exc import OperationalError
-
-    from app.store import Store
-
-    store = Store.open(settings)
-    try:
-        store.migrate()
-    except OperationalError as error:
-        store.close()
-        first = (str(error.orig).strip().splitlines() or ["unreachable"])[0]
-        raise ConfigError(f"OUROBOT_DATABASE_URL: cannot open the database: {first}") from None
-    return store

@@ -12,6 +12,7 @@ AVAILABLE_VERBS = frozenset(
     {
         "help",
         "status",
+        "budget",
         "review",
         "merge",
         "hold",
@@ -37,7 +38,7 @@ VERB_HELP = {
     "revert": "open a pull request reverting this merged one (it goes through every gate)",
     "scout": "propose 3 to 8 new tickets (labeled `ourobot:proposed`; a maintainer admits them)",
     "status": "show what ourobot knows about this thread",
-    "budget": "show or lower this ticket's budget",
+    "budget": "show this ticket's spend against its budget and today's against the daily cap",
     "panic": "stop all ourobot work on this installation at once",
     "resume": "lift a panic",
     "help": "this list",

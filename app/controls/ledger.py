@@ -118,6 +118,23 @@ def start_of_utc_day(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+def entry_of(row: Any) -> Entry:
+    """A `ledger` table row as an `Entry` (its detail parsed from JSON)."""
+    return Entry(
+        id=row.id,
+        at=row.at,
+        kind=row.kind,
+        subject=row.subject,
+        outcome=Outcome(row.execution, row.objective, row.review, row.artifact),
+        repo=row.repo,
+        number=row.number,
+        ticket=row.ticket,
+        head_sha=row.head_sha,
+        error_class=row.error_class,
+        detail=json.loads(row.detail) if row.detail else {},
+    )
+
+
 class Ledger:
     """Append and query. Safe to share between threads (each call is its own transaction)."""
 
@@ -234,22 +251,7 @@ class Ledger:
             query = query.where(ledger_table.c.repo == repo)
         with self.store.read_session() as session:
             rows = session.execute(query).all()
-        return [
-            Entry(
-                id=row.id,
-                at=row.at,
-                kind=row.kind,
-                subject=row.subject,
-                outcome=Outcome(row.execution, row.objective, row.review, row.artifact),
-                repo=row.repo,
-                number=row.number,
-                ticket=row.ticket,
-                head_sha=row.head_sha,
-                error_class=row.error_class,
-                detail=json.loads(row.detail) if row.detail else {},
-            )
-            for row in rows
-        ]
+        return [entry_of(row) for row in rows]
 
     def calls(self, *, subject: str | None = None, ticket: str | None = None) -> list[CallRow]:
         query = select(model_calls_table).order_by(model_calls_table.c.id)

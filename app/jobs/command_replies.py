@@ -15,6 +15,7 @@ from app.github_client import bot_login
 from app.jobs.context import JobContext, once
 from app.jobs.gate_commands import GATE_VERBS, gate_reply
 from app.jobs.loop_commands import LOOP_VERBS, loop_reply
+from app.jobs.operator_replies import OPERATOR_VERBS, operator_reply, reply_key
 from app.jobs.plan import plan_reply
 from app.jobs.registry import job
 from app.jobs.review_check import review_reply
@@ -111,12 +112,26 @@ def run_command(
                 issue_body=issue_body or "",
                 labels=issue_labels or [],
             )
+        key = f"reply.{comment_id}.{verb}"
+        if verb in OPERATOR_VERBS and may_run(
+            command, permission, login=login, operators=frozenset(ctx.settings.operators)
+        ):
+            body = operator_reply(
+                ctx,
+                github,
+                installation_id=installation_id,
+                repo=repo,
+                number=number,
+                login=login,
+                verb=verb,
+            )
+            key = reply_key(verb)
         check_halt(ctx, installation_id)
         upsert_comment(
             github,
             repo=repo,
             number=number,
-            key=f"reply.{comment_id}.{verb}",
+            key=key,
             body=body,
             bot_login=bot_login(ctx.github),
         )
@@ -132,6 +147,4 @@ def answer(
         return replies.refusal(login, command, permission)
     if command.verb == "help":
         return replies.help_text()
-    if command.verb == "status":
-        return "ourobot is running on this repository. No ticket work is in progress here."
     return replies.not_available(command)

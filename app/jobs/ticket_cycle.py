@@ -276,7 +276,7 @@ class _TicketCycle:
             )
             record.state = "done"
             self.records.save(record)
-            self.ledger(summary, "pr")
+            self.ledger({**summary, "pr": record.pr_number}, "pr")
         self.guard()
         self.board.post(replies.ticket_pull_opened(record.pr_number or 0, self.branch, summary))
         return f"opened pull request #{record.pr_number}"

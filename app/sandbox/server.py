@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -38,6 +39,7 @@ from app.sandbox.git_http import AuthDecision, GitHttp
 from app.sandbox.gitops import RefUpdate
 from app.sandbox.routing import Services, fallback_routes
 from app.sandbox.state import DEFAULT_TOKEN_TTL_S, SandboxState
+from app.sandbox.tap import RequestSink, RequestTap
 from app.sandbox.webhooks import WebhookDispatcher
 
 START_TIMEOUT_S = 15.0
@@ -90,6 +92,7 @@ class SandboxServer:
         token_ttl_s: float = DEFAULT_TOKEN_TTL_S,
         fault_seed: int = 0,
         app_slug: str = "ourobot-sandbox",
+        request_sink: RequestSink | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -99,6 +102,7 @@ class SandboxServer:
         self._token_ttl_s = token_ttl_s
         self._fault_seed = fault_seed
         self._app_slug = app_slug
+        self._request_sink = request_sink
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.services: Services | None = None
@@ -123,8 +127,11 @@ class SandboxServer:
         sb = Services(state, hooks, FaultBook(seed=self._fault_seed), ci)
         self.services = sb
         self.app = build_app(sb, self.admin_token, self.key_path)
+        served: Any = self.app
+        if self._request_sink is not None:
+            served = RequestTap(self.app, self._request_sink)
         config = uvicorn.Config(
-            self.app,
+            served,
             host=self.host,
             port=self.port,
             log_level="warning",

@@ -37,7 +37,7 @@ def test_console_entry_runs_as_module():
 HEAVY = ("sqlalchemy", "pydantic_settings", "celery", "app.guards", "fastapi", "githubkit")
 COMMANDS = (
     "serve", "worker", "beat", "sandbox", "demo", "config", "guards", "review", "gate", "action",
-    "halt", "app", "doctor",
+    "halt", "app", "doctor", "status", "ledger", "patterns",
 )  # fmt: skip
 PROBE = """
 import json, sys
@@ -104,7 +104,7 @@ def test_every_deferred_handler_names_a_function_that_exists() -> None:
     # sandbox and demo import their implementation inside a handler of their own.
     split = (
         "serve", "worker", "config", "guards", "review", "gate", "cycle", "action", "halt",
-        "app", "doctor",
+        "app", "doctor", "status", "ledger", "patterns",
     )  # fmt: skip
     assert {h.module for h in found} == {f"app.cli.{name}" for name in split}
     for handler in found:

@@ -55,7 +55,7 @@ def test_insufficient_permission_gets_one_polite_refusal(world):
 
 def test_later_verbs_answer_not_available_never_silence(world):
     number = world.issue()
-    jobs = world.route(world.comment("admin1", number, "/ourobot budget"))
+    jobs = world.route(world.comment("admin1", number, "/ourobot scout"))
     for job in jobs:
         world.run(job)
     bodies = [c.body for c in bot_comments(world, number)]
