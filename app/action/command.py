@@ -5,6 +5,11 @@ The same router and job functions as the App, fed from the Actions runtime: the 
 `RUNNER_TEMP`. Jobs run inline, one after another. The Action has no durable halt (its state
 dies with the job), so `/ourobot panic` and `/ourobot resume` are answered with how to stop the
 Action instead: disable its workflow.
+
+Ticket work is not done here: an `ourobot:ticket` label or `/ourobot implement` pushes a branch
+and opens a pull request, which needs `contents: write` and `pull-requests: write` that a
+`command` workflow is not meant to hold. Those jobs are left out with one line pointing at
+`command: implement` (`app.action.implement`), which runs the cycle with those permissions.
 """
 
 from __future__ import annotations
@@ -24,11 +29,16 @@ from app.github_client import GitHubClients, bot_login
 from app.handlers.commands import INLINE_VERBS
 from app.handlers.routes import build_router
 from app.jobs.context import JobContext
-from app.jobs.registry import load_job_modules, registered_jobs
+from app.jobs.registry import Job, load_job_modules, registered_jobs
 from app.settings import load_settings
 from app.store import Store
 
 log = logging.getLogger(__name__)
+
+TICKET_WORK_REFUSED = (
+    "ourobot: `command: command` does not run ticket work (an `ourobot:ticket` label or "
+    "`/ourobot implement`); run it with `command: implement`, which has the permissions to push."
+)
 
 INLINE_VERB_ANSWER = (
     "`/ourobot {verb}` needs the ourobot App, which keeps a durable halt. This repository runs "
@@ -76,7 +86,10 @@ def run_command(env: Mapping[str, str]) -> int:
     ctx = build_context(env)
     load_job_modules(ctx.settings)
     action = str(payload.get("action") or "")
-    jobs = build_router(ctx.settings).route(event, action, payload, delivery_id="actions")
+    routed = build_router(ctx.settings).route(event, action, payload, delivery_id="actions")
+    jobs = [planned for planned in routed if not is_ticket_work(planned)]
+    if len(jobs) < len(routed):
+        print(TICKET_WORK_REFUSED)
     answer_inline_verbs(ctx, event, action, payload)
     failed = 0
     for planned in jobs:
@@ -87,9 +100,16 @@ def run_command(env: Mapping[str, str]) -> int:
             failed += 1
             print(f"::error title=ourobot::{planned.name} failed: {type(exc).__name__}")
             log.warning("job %s failed: %s", planned.name, exc)
-    if not jobs:
+    if not routed:
         print(f"ourobot: nothing to do for {event}.{action or '-'}")
     return 1 if failed else 0
+
+
+def is_ticket_work(planned: Job) -> bool:
+    """A job that runs a cycle for an issue: the label's, or `/ourobot implement`'s."""
+    return planned.name == "ticket" or (
+        planned.name == "command" and planned.kwargs.get("verb") == "implement"
+    )
 
 
 def answer_inline_verbs(

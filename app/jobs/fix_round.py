@@ -33,6 +33,7 @@ from app.jobs.cycle_records import CycleRecords
 from app.jobs.registry import job
 from app.jobs.review_inputs import Fetched, PullInfo, config_at_base, read_pull, worker_secrets
 from app.jobs.review_publish import Publication
+from app.jobs.review_rounds import open_obligations
 from app.jobs.ticket_cycle import cycle_on_mirror
 from app.jobs.ticket_lease import StaleLease, TicketLeases
 from app.jobs.ticket_pull import BLOCKED, NEEDS_HUMAN, PushRejected, push_branch, set_state_label
@@ -40,9 +41,11 @@ from app.jobs.ticket_status import StatusBoard
 from app.loop.cycle import FixRound
 from app.loop.fix_findings import FixFinding, fix_feedback, summary_lines
 from app.loop.intake import issue_ticket
+from app.store import Store
 from app.store.schema import review_results
 from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.mirror import RepoMirror
+from reviewers.obligations import Obligation
 
 log = logging.getLogger(__name__)
 
@@ -236,16 +239,15 @@ class _Round:
     def findings(self) -> list[FixFinding]:
         run = self.run
         if run.source == "review":
-            publication = latest_publication(self.ctx, run.repo, self.pull.head_sha)
-            return review_findings(publication) if publication is not None else []
+            return review_round_findings(self.ctx.store, run.repo, run.number, self.pull.head_sha)
         if run.source == "guards":
             return guards_findings(self.github, run.repo, run.check_run_id)
         return person_findings(self.github, run.repo, run.number, run.login or "")
 
 
-def latest_publication(ctx: JobContext, repo: str, head_sha: str) -> Publication | None:
+def latest_publication(store: Store, repo: str, head_sha: str) -> Publication | None:
     """The newest review published for this head (any panel), from the store."""
-    with ctx.store.read_session() as session:
+    with store.read_session() as session:
         text = session.execute(
             select(review_results.c.publication)
             .where(review_results.c.repo == repo, review_results.c.head_sha == head_sha)
@@ -253,6 +255,32 @@ def latest_publication(ctx: JobContext, repo: str, head_sha: str) -> Publication
             .limit(1)
         ).scalar_one_or_none()
     return Publication.from_json(text) if text is not None else None
+
+
+def review_round_findings(store: Store, repo: str, number: int, head_sha: str) -> list[FixFinding]:
+    """What the rejected head's review asks of the fix: the obligations its panel round left
+    open, each with its id (the next round asks every reviewer about that id), or, when the
+    store holds no panel round for the head (a review published before obligations, or none),
+    the published check's findings."""
+    open_now = open_obligations(store, repo=repo, number=number, head_sha=head_sha)
+    if open_now:
+        return [obligation_finding(item) for item in open_now]
+    publication = latest_publication(store, repo, head_sha)
+    return review_findings(publication) if publication is not None else []
+
+
+def obligation_finding(item: Obligation) -> FixFinding:
+    severity = item.severity if item.blocking else f"{item.severity} (advisory)"
+    located = item.path and item.line >= 1
+    return FixFinding(
+        "review",
+        severity,
+        item.path or None,
+        item.line if located else None,
+        item.reason,
+        item.model,
+        obligation=item.id,
+    )
 
 
 def review_findings(publication: Publication) -> list[FixFinding]:
@@ -266,7 +294,6 @@ def review_findings(publication: Publication) -> list[FixFinding]:
             a.line,
             a.message,
             _model(a.title),
-            obligation=getattr(a, "obligation", None),
         )
         for a in publication.annotations
     ]

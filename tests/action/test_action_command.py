@@ -75,3 +75,33 @@ def test_missing_token_or_event_is_one_line_exit_2(sandbox, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "GITHUB_TOKEN" in proc.stderr
+
+
+def test_ticket_work_is_refused_with_one_line_pointing_at_implement(
+    sandbox, webhook_sink, tmp_path
+):
+    # `command: command` holds `issues: write`, not the rights to push and open a pull request.
+    repo = sandbox.create_repo()
+    sandbox.create_user("writer")
+    sandbox.control.set_permission(repo.owner, repo.name, "writer", "write")
+    person = sandbox.github_user("writer")
+    issue = person.rest.issues.create(repo.owner, repo.name, title="t", body="b").parsed_data
+    person.rest.issues.add_labels(repo.owner, repo.name, issue.number, labels=["ourobot:ticket"])
+    labeled = webhook_sink.wait_for("issues", "labeled")[-1].payload
+    person.rest.issues.create_comment(
+        repo.owner, repo.name, issue.number, body="/ourobot implement\n/ourobot help"
+    )
+    commented = webhook_sink.wait_for("issue_comment", "created")[-1].payload
+    token = sandbox.control.installation_token(repo.installation_id)
+    for event, payload in (("issues", labeled), ("issue_comment", commented)):
+        payload.pop("installation", None)
+        proc = run_action(tmp_path, sandbox, payload, event=event, token=token)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        refusals = [line for line in proc.stdout.splitlines() if "`command: implement`" in line]
+        assert len(refusals) == 1 and "does not run ticket work" in refusals[0]
+        assert "ran ticket" not in proc.stdout
+    owner = sandbox.github_user(repo.owner)
+    assert owner.rest.pulls.list(repo.owner, repo.name, state="all").parsed_data == []
+    comments = owner.rest.issues.list_comments(repo.owner, repo.name, issue.number).parsed_data
+    [reply] = [c for c in comments if c.user.login == sandbox.app.bot_login]
+    assert "ourobot commands" in reply.body  # `/ourobot help` beside it is still answered
