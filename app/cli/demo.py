@@ -462,7 +462,7 @@ class Demo:
             labels = wait_for(f"#{number} to be labeled blocked", blocked, CYCLE_WAIT_S)
             note(f"#{number} is labeled {', '.join(labels)}")
             said = wait_for("the blocked explanation", partial(self.blocked_comment, number))
-            note(f"ourobot on #{number}: {first_line(said)}")
+            note(f"ourobot on #{number}: {first_line(said, 300)}")  # whole: it says why
             refusals = self.refusals(f"{script.OWNER}/{script.REPO}#{number}")
             result.rules = sorted({name.removeprefix("refusal:") for name, _ in refusals})
             note(f"{len(refusals)} refusal(s) by {', '.join(result.rules)} before any commit, "
@@ -608,9 +608,9 @@ class Demo:
         return done[0] if done else None
 
 
-def first_line(text: str) -> str:
+def first_line(text: str, limit: int = 110) -> str:
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("<!--")]
-    return lines[0][:110] if lines else ""
+    return lines[0][:limit] if lines else ""
 
 
 def rules_of(title: str) -> list[str]:

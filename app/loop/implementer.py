@@ -103,7 +103,10 @@ def refused_by(records: Sequence[IterationRecord]) -> str:
     first: dict[str, Refusal] = {}
     for record in refused:
         for refusal in record.refusals:
-            first.setdefault(refusal.rule, refusal)
+            # The refusal naming a file says more than the iteration-wide one.
+            known = first.get(refusal.rule)
+            if known is None or (known.path is None and refusal.path):
+                first[refusal.rule] = refusal
     rules = ", ".join(
         f"{rule} ({display(r.path) + ': ' if r.path else ''}{' '.join(r.reason.split())[:160]})"
         for rule, r in first.items()

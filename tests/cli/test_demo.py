@@ -131,7 +131,7 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(demo: DemoRun):
     # Ticket 2: every iteration's rewrite refused by the iteration guard; blocked, no PR.
     assert "ourobot:blocked" in steps and "Blocked: " in steps
     # The explanation names the guard that refused every iteration.
-    assert "every iteration was refused by the guards: deletions" in steps
+    assert "every iteration was refused by the guards: deletions (INSTALL.md: " in steps
     assert "4 refusal(s) by deletions before any commit" in steps
     assert "no pull request; INSTALL.md on main keeps its 250 lines" in steps
     assert "halted" in steps and "Halt lifted" in steps
@@ -187,8 +187,9 @@ def test_the_operator_commands_show_the_demos_cycles_with_their_outcomes(demo: D
         "artifact": "none", "execution": "ok", "objective": "unmet", "review": "skipped"
     }  # fmt: skip
     assert cycle_2["detail"]["outcome"] == "blocked"
-    assert {r["rule"] for r in cycle_2["detail"]["refusals"]} == {"deletions"}
-    assert len(cycle_2["detail"]["refusals"]) == 4
+    iterations = cycle_2["detail"]["iterations"]
+    assert [{r.split()[0] for r in i["refusals"]} for i in iterations] == [{"deletions"}] * 4
+    assert "refused by the guards: deletions" in cycle_2["detail"]["reason"]
     refused = operator(demo, "ledger", "--ticket", ticket_2, "--outcome", "unmet")["entries"]
     assert [e["id"] for e in refused] == [cycle_2["id"]]
     status = operator(demo, "status")
