@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = None
     github_api_url: str = DEFAULT_API_URL
     redis_url: str | None = None
+    # The Celery queue workers consume and tasks are sent to: give each deployment (or each
+    # `ourobot demo` run) sharing one Redis its own, so no worker takes another's tasks.
+    celery_queue: str = Field(default="ourobot", min_length=1, pattern=r"^[A-Za-z0-9._:-]+$")
     database_url: str | None = None
     data_dir: Path = Field(default_factory=default_data_dir)
     operators: Annotated[tuple[str, ...], NoDecode] = ()

@@ -29,7 +29,6 @@ VISIBILITY_FACTOR = 2
 # The soft limit raises inside the task first, so it can stop cleanly before the hard kill.
 SOFT_LIMIT_MARGIN = 0.9
 BEAT_SCHEDULE_FILENAME = "celerybeat-schedule"
-DEFAULT_QUEUE = "ourobot"
 MAX_RESTORE_SCAN_S = 60
 MAX_WORKER_LOST_WAIT_S = 10.0
 
@@ -73,7 +72,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "result_expires": 3600,
         "redis_socket_connect_timeout": 3,
         "redis_socket_timeout": 10,
-        "task_default_queue": DEFAULT_QUEUE,
+        "task_default_queue": settings.celery_queue,
         "broker_connection_retry_on_startup": True,
         "broker_connection_max_retries": None,  # a worker waits out a Redis outage
         # On a lost broker connection, stop late-ack tasks: their acks cannot be delivered,

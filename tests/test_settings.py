@@ -83,3 +83,12 @@ def test_a_redis_url_that_is_not_one_is_a_one_line_config_error(url: str) -> Non
 def test_an_empty_redis_url_means_embedded_mode() -> None:
     assert load_settings({"OUROBOT_REDIS_URL": ""}).embedded
     assert load_settings({"OUROBOT_REDIS_URL": "unix:///run/redis.sock"}).redis_url
+
+
+@pytest.mark.parametrize("bad", ["", "two words", "q\nx"])
+def test_the_celery_queue_defaults_to_ourobot_and_a_bad_name_is_one_line(bad):
+    assert load_settings(env={}).celery_queue == "ourobot"
+    named = load_settings(env={"OUROBOT_CELERY_QUEUE": "ourobot-demo-1a"})
+    assert named.celery_queue == "ourobot-demo-1a"
+    with pytest.raises(ConfigError, match=r"^OUROBOT_CELERY_QUEUE: [^\n]+$"):
+        load_settings(env={"OUROBOT_CELERY_QUEUE": bad})

@@ -83,7 +83,7 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout_s: float = WAIT_S
 
 
 class Ourobot:
-    """The real `ourobot serve` (embedded mode) as a child process, logging to a file."""
+    """The real `ourobot serve` as a child process, logging to a file."""
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.env = env
@@ -110,12 +110,42 @@ class Ourobot:
         wait_for("ourobot serve to answer /healthz", healthy, 30)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        _stop(self.process)
+
+
+def _stop(process: subprocess.Popen[bytes] | None) -> None:
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+class Worker:
+    """A real `ourobot worker` (Celery, Redis mode) as a child process, logging to a file."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.env = env
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", "app", "worker", "--concurrency", "2"]
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
+
+        def ready() -> bool | None:
+            if self.process is not None and self.process.poll() is not None:
+                raise DemoFailed(f"ourobot worker exited: {self.log.read_text()[-500:]}")
+            return True if " ready." in self.log.read_text(errors="replace") else None
+
+        wait_for("ourobot worker to be ready", ready, 60)
+
+    def stop(self) -> None:
+        _stop(self.process)
 
 
 def _free_port() -> int:
@@ -125,6 +155,35 @@ def _free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+@dataclass(frozen=True)
+class RealModel:
+    """`--model`: a real model for the implementer and the panel, its key from the env."""
+
+    id: str  # as the review config names models: "anthropic:<name>" or "openai:<name>"
+    provider: str
+    key_variable: str
+    key: str = field(repr=False)
+
+
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def real_model(model_id: str, env: dict[str, str]) -> RealModel:
+    """Check `--model` and its key before anything starts; a `UserError` (exit 2) if not."""
+    from app.errors import UserError
+    from app.repo_config.model import parse_model_id
+
+    try:
+        provider = parse_model_id(model_id)["provider"]
+    except ValueError as exc:
+        raise UserError(f"--model: {exc}") from None
+    variable = KEY_VARIABLES[provider]
+    key = env.get(variable, "").strip()
+    if not key:
+        raise UserError(f"--model {model_id}: {variable} is not set (the key comes from the env)")
+    return RealModel(model_id, provider, variable, key)
 
 
 @dataclass
@@ -159,12 +218,19 @@ def run_demo(
     keep_dir: Path | None = None,
     record_dir: Path | None = None,
     as_json: bool = False,
+    redis_url: str | None = None,
+    model: RealModel | None = None,
 ) -> int:
     """Run the demo end to end; returns the exit code. With `as_json` the steps go to stderr
     and the last stdout line is the summary."""
     steps_out = sys.stderr if as_json else out
     workdir = keep_dir or Path(tempfile.mkdtemp(prefix="ourobot-demo-"))
-    demo = Demo(steps_out, workdir, record_dir=record_dir)
+    demo = Demo(steps_out, workdir, record_dir=record_dir, redis_url=redis_url, model=model)
+    if model is None:
+        said = "the models are scripted: no real model is called (demo_script.py says what)"
+    else:
+        said = f"the model is real: {model.id}, with {model.key_variable} from the environment"
+    print(said, file=steps_out, flush=True)
     try:
         demo.run()
         code = 0 if demo.tickets_as_expected() else 1
@@ -180,8 +246,20 @@ def run_demo(
 
 
 class Demo:
-    def __init__(self, out: TextIO, workdir: Path, *, record_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        workdir: Path,
+        *,
+        record_dir: Path | None = None,
+        redis_url: str | None = None,
+        model: RealModel | None = None,
+    ) -> None:
         self.out = out
+        self.redis_url = redis_url
+        self.model = model
+        # Its own Celery queue: no other worker on a shared Redis takes the demo's tasks.
+        self.queue = f"ourobot-demo-{secrets.token_hex(6)}"
         self.workdir = workdir
         self.steps = Steps(out)
         self.keep: list[Any] = []  # githubkit namespaces hold their clients weakly
@@ -207,9 +285,12 @@ class Demo:
         server = SandboxServer(data_dir=self.workdir / "sandbox", request_sink=sink)
         self.scrubber.add(server.admin_token, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY)
         self.scrubber.add(self.status_token)
+        if self.model is not None:
+            self.scrubber.add(self.model.key)
         anthropic = FakeModelServer("anthropic", api_key=FAKE_ANTHROPIC_KEY)
         openai = FakeModelServer("openai", api_key=FAKE_OPENAI_KEY)
         ourobot: Ourobot | None = None
+        worker: Worker | None = None
         try:
             with self.steps.step("start the local GitHub sandbox") as note:
                 server.start()
@@ -226,7 +307,7 @@ class Demo:
                 maintainer_token = control.create_user(script.OWNER)
                 self.scrubber.add(maintainer_token)
                 seed = self.workdir / "seed"
-                for rel, text in script.FILES.items():
+                for rel, text in script.files(self.model.id if self.model else None).items():
                     (seed / rel).parent.mkdir(parents=True, exist_ok=True)
                     (seed / rel).write_text(text)
                 repo = control.create_repo(script.OWNER, script.REPO, seed)
@@ -242,7 +323,15 @@ class Demo:
             env = self.serve_env(app_info, server.url, secret, anthropic, openai)
             ourobot = Ourobot(env, self.workdir / "ourobot-serve.log")
             self.serve_log = ourobot.log
-            with self.steps.step("start `ourobot serve` in embedded mode (no Redis)") as note:
+            if self.redis_url:
+                worker = Worker(env, self.workdir / "ourobot-worker.log")
+                with self.steps.step("start `ourobot worker` (Redis mode)") as note:
+                    worker.start()
+                    note(f"Redis mode: a Celery worker on OUROBOT_REDIS_URL, queue {self.queue}")
+            mode = (
+                "Redis mode, tasks to the worker" if self.redis_url else "embedded mode (no Redis)"
+            )
+            with self.steps.step(f"start `ourobot serve` in {mode}") as note:
                 ourobot.start()
                 control.set_webhook(f"{ourobot.url}/api/github/webhooks", secret)
                 note(f"receiver and jobs at {ourobot.url}; the App's webhook points there")
@@ -274,6 +363,8 @@ class Demo:
         finally:
             if ourobot is not None:
                 ourobot.stop()
+            if worker is not None:
+                worker.stop()
             anthropic.stop()
             openai.stop()
             server.stop()
@@ -297,9 +388,12 @@ class Demo:
         key_path.write_text(app_info["private_key_pem"])
         key_path.chmod(0o600)
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "HOME", "TMPDIR")}
+        redis = {}
+        if self.redis_url:
+            redis = {"OUROBOT_REDIS_URL": self.redis_url, "OUROBOT_CELERY_QUEUE": self.queue}
         # The demo project's tests run with ourobot's own Python, which has pytest.
         keep["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), keep.get("PATH", "")])
-        return {
+        env = {
             **keep,
             "OUROBOT_APP_ID": str(app_info["id"]),
             "OUROBOT_PRIVATE_KEY_PATH": str(key_path),
@@ -311,7 +405,17 @@ class Demo:
             "ANTHROPIC_BASE_URL": anthropic.base_url,
             "OPENAI_API_KEY": FAKE_OPENAI_KEY,
             "OPENAI_BASE_URL": openai.base_url,
+            **redis,
         }
+        return self.real_model_env(env)
+
+    def real_model_env(self, env: dict[str, str]) -> dict[str, str]:
+        """With `--model`, its provider's real key and the provider's own URL."""
+        if self.model is None:
+            return env
+        env = {**env, self.model.key_variable: self.model.key}
+        env.pop(f"{self.model.provider.upper()}_BASE_URL")
+        return env
 
     # ----- the story ---------------------------------------------------------------------------
     def file_ticket(self, index: int) -> int:
@@ -358,7 +462,7 @@ class Demo:
             labels = wait_for(f"#{number} to be labeled blocked", blocked, CYCLE_WAIT_S)
             note(f"#{number} is labeled {', '.join(labels)}")
             said = wait_for("the blocked explanation", partial(self.blocked_comment, number))
-            note(f"ourobot on #{number}: {first_line(said)}")
+            note(f"ourobot on #{number}: {first_line(said, 300)}")  # whole: it says why
             refusals = self.refusals(f"{script.OWNER}/{script.REPO}#{number}")
             result.rules = sorted({name.removeprefix("refusal:") for name, _ in refusals})
             note(f"{len(refusals)} refusal(s) by {', '.join(result.rules)} before any commit, "
@@ -504,9 +608,9 @@ class Demo:
         return done[0] if done else None
 
 
-def first_line(text: str) -> str:
+def first_line(text: str, limit: int = 110) -> str:
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("<!--")]
-    return lines[0][:110] if lines else ""
+    return lines[0][:limit] if lines else ""
 
 
 def rules_of(title: str) -> list[str]:

@@ -23,12 +23,30 @@ def register(subparsers: Any) -> None:
         help="write every HTTP request the sandbox and the model servers received to DIR "
         "as JSONL, secrets scrubbed",
     )  # fmt: skip
+    parser.add_argument(
+        "--model", metavar="ID",
+        help="a real model (anthropic:<name> or openai:<name>) for the implementer and the "
+        "panel, its key from ANTHROPIC_API_KEY / OPENAI_API_KEY; default: scripted models",
+    )  # fmt: skip
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.cli.demo import run_demo
+    import os
 
+    from app.cli.demo import real_model, run_demo
+    from app.settings import load_settings
+
+    # Redis mode when the operator's environment names a Redis, embedded otherwise.
+    redis_url = load_settings(env=os.environ).redis_url
+    model = real_model(args.model, dict(os.environ)) if args.model else None
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-    return run_demo(sys.stdout, keep_dir=args.keep, record_dir=args.record, as_json=args.json)
+    return run_demo(
+        sys.stdout,
+        keep_dir=args.keep,
+        record_dir=args.record,
+        as_json=args.json,
+        redis_url=redis_url,
+        model=model,
+    )

@@ -11,6 +11,8 @@ asked, with a rewrite that cuts the 250-line guide to 30 lines: the iteration gu
 from __future__ import annotations
 
 from reviewers.fake_servers import Reply, Text, append_block, edits_reply, file_block
+from reviewers.obligations import finding_id
+from reviewers.verdict import parse_finding
 
 OWNER, REPO = "maintainer", "calculator"
 INSTALL_LINES = 250
@@ -56,6 +58,20 @@ FILES = {
         'merge:\n  required_checks: ["ci/test"]\n'
     ),
 }
+
+
+def files(model: str | None = None) -> dict[str, str]:
+    """The repository's files; with a real `model` it implements and reviews alone."""
+    if model is None:
+        return FILES
+    config = FILES[".github/ourobot.yml"]
+    config = config.replace(
+        f'review:\n  models: ["anthropic:{REVIEWERS[0]}", "openai:{REVIEWERS[1]}"]\n  quorum: 2\n',
+        f'review:\n  models: ["{model}"]\n  quorum: 1\n',
+    ).replace(f'implementer: "anthropic:{IMPLEMENTER}"', f'implementer: "{model}"')
+    return {**FILES, ".github/ourobot.yml": config}
+
+
 CI_COMMAND = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 
 TICKETS = (
@@ -74,10 +90,22 @@ REJECT = Text(f"{FINDING}\nVERDICT: REJECT")
 APPROVE = Text("The change does what the ticket asks and is tested.\nVERDICT: APPROVE")
 
 
+def finding_resolved() -> Text:
+    """The fix round's approval: it answers the open obligation (the finding) as resolved,
+    as every reviewer of a round after a rejection must (`reviewers.obligations`)."""
+    finding = parse_finding(FINDING)
+    assert not isinstance(finding, str), finding
+    return Text(
+        f"RESOLVED {finding_id(finding)} tests/test_ops.py now tests multiply\n{APPROVE.text}"
+    )
+
+
 def reviewer_script() -> dict[str, tuple[Reply, ...]]:
     """Each reviewer's answers in order (then APPROVE): the first round of ticket 1 is
-    rejected by one reviewer with the finding; every later round is approved."""
-    return {REVIEWERS[0]: (REJECT,), REVIEWERS[1]: ()}
+    rejected by one reviewer with the finding; the fix round is approved by both, the finding
+    answered as resolved."""
+    resolved = finding_resolved()
+    return {REVIEWERS[0]: (REJECT, resolved), REVIEWERS[1]: (APPROVE, resolved)}
 
 
 # The implementer's answers, for the loop: ticket 1's change and its fix round, and ticket 2's

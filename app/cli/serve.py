@@ -78,7 +78,7 @@ def add_status_page(app: Any, settings: Settings, store: Store) -> None:
         return
     from app.statuspage.route import mount, status_routes
 
-    redis_client, queues = status_redis(settings.redis_url)
+    redis_client, queues = status_redis(settings.redis_url, settings.celery_queue)
     mount(app, status_routes(settings, store, redis_client, queue_names=queues))
     log.info("ourobot serve: status page at /status (token required)")
 

@@ -19,7 +19,7 @@ def run_status(args: argparse.Namespace) -> int:
     settings = load_settings()
     store = open_store(settings)
     try:
-        redis_client, queues = status_redis(settings.redis_url)
+        redis_client, queues = status_redis(settings.redis_url, settings.celery_queue)
         view = read_overview(settings, store, redis_client, queue_names=queues)
     finally:
         store.close()

@@ -27,7 +27,7 @@ def open_store(settings: Settings) -> Store:
     return store
 
 
-def status_redis(url: str | None) -> tuple[Any, tuple[str, ...]]:
+def status_redis(url: str | None, queue: str) -> tuple[Any, tuple[str, ...]]:
     """A Redis client for status reads and the queues to measure (None, () without Redis)."""
     if not url:
         return None, ()
@@ -35,10 +35,8 @@ def status_redis(url: str | None) -> tuple[Any, tuple[str, ...]]:
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    from tasks.celery_app import DEFAULT_QUEUE
-
     # One quick try: a status read reports a Redis it cannot reach rather than waiting on it.
     client = redis.Redis.from_url(
         url, socket_connect_timeout=2, socket_timeout=2, retry=Retry(NoBackoff(), 0)
     )
-    return client, (DEFAULT_QUEUE,)
+    return client, (queue,)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.controls.halt import Halted
+from app.guards.paths import display
 from app.loop.apply import Flag, Refusal
 from app.loop.context import Context, feedback_text
 from app.loop.edits import EDIT_TOOLS, ParsedReply, parse_reply
@@ -93,6 +94,28 @@ class WorkResult:
     last_run: SuiteRun | None = None
 
 
+def refused_by(records: Sequence[IterationRecord]) -> str:
+    """Which guard rules refused the iterations, for the blocked explanation: "; every
+    iteration was refused: deletions (INSTALL.md: ...)" ("" when none was refused)."""
+    refused = [record for record in records if record.refusals]
+    if not refused:
+        return ""
+    first: dict[str, Refusal] = {}
+    for record in refused:
+        for refusal in record.refusals:
+            # The refusal naming a file says more than the iteration-wide one.
+            known = first.get(refusal.rule)
+            if known is None or (known.path is None and refusal.path):
+                first[refusal.rule] = refusal
+    rules = ", ".join(
+        f"{rule} ({display(r.path) + ': ' if r.path else ''}{' '.join(r.reason.split())[:160]})"
+        for rule, r in first.items()
+    )
+    if len(refused) == len(records):
+        return f"; every iteration was refused by the guards: {rules}"
+    return f"; {len(refused)} of {len(records)} iteration(s) were refused by the guards: {rules}"
+
+
 @dataclass
 class Implementer:
     """One cycle's implementer: its workspace, config, model and measurement."""
@@ -151,7 +174,7 @@ class Implementer:
                 return WorkResult(stop, _REASONS[stop], records, last_run)
         return WorkResult(
             "exhausted",
-            f"no passing, earned result within {iterations} iteration(s)",
+            f"no passing, earned result within {iterations} iteration(s){refused_by(records)}",
             records,
             last_run,
         )

@@ -251,9 +251,11 @@ class SuiteRunner:
         assert self._bwrap is not None
         args = [self._bwrap, "--unshare-all", "--die-with-parent", "--new-session",
                 "--clearenv", "--info-fd", str(info_fd), *_system_binds()]  # fmt: skip
+        # The fresh /tmp first: a toolchain under the host's /tmp (a clone in /tmp/x and its
+        # .venv) is then bound on top of it, not hidden beneath it.
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", SANDBOX_TMP]
         for path in self._binds:
             args += ["--ro-bind", str(path), str(path)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", SANDBOX_TMP]
         args += ["--bind", str(worktree), str(worktree), "--bind", str(reports), str(reports)]
         for name, value in env.items():
             args += ["--setenv", name, value]

@@ -1,9 +1,12 @@
 """`ourobot demo` end to end, as `make demo` runs it: real processes, real git, real HTTP."""
 
 import json
+import os
 import re
+import secrets
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,13 @@ import pytest
 from app.cli.demo_record import REDACTED, RequestRecord, Scrubber
 
 OUROBOT = Path(sys.executable).parent / "ourobot"
+# Secrets in the environment `ourobot demo` is started from: none may reach the record.
+PARENT_SECRETS = {
+    "ANTHROPIC_API_KEY": "parent-anthropic-" + secrets.token_hex(12),
+    "OPENAI_API_KEY": "parent-openai-" + secrets.token_hex(12),
+    "OUROBOT_WEBHOOK_SECRET": "parent-webhook-" + secrets.token_hex(12),
+    "GITHUB_TOKEN": "parent-github-" + secrets.token_hex(12),
+}
 TOKEN_SHAPES = re.compile(r"gh[pousr]_[A-Za-z0-9]{16,}|sbx_[0-9a-f]{16,}|sk-[A-Za-z0-9_-]{8,}")
 
 
@@ -47,16 +57,50 @@ def test_the_scrubber_removes_known_secrets_token_shapes_and_credential_headers(
     assert Scrubber(["main"]).text("branch main") == "branch main"
 
 
-@pytest.mark.slow
-def test_demo_runs_the_scenario_records_it_and_exits_0(tmp_path):
-    keep, record = tmp_path / "demo", tmp_path / "record"
-    proc = subprocess.run(
+@dataclass
+class DemoRun:
+    proc: subprocess.CompletedProcess[str]
+    keep: Path
+    record: Path
+
+
+def demo_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OUROBOT_")}
+    return {**env, **PARENT_SECRETS, **extra}
+
+
+def run_demo(keep: Path, record: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [str(OUROBOT), "demo", "--keep", str(keep), "--record", str(record), "--json"],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
+        env=env,
     )
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """One embedded demo run (about a minute), kept, shared by the tests that read it."""
+    base = tmp_path_factory.mktemp("demo")
+    keep, record = base / "demo", base / "record"
+    return DemoRun(run_demo(keep, record, demo_env()), keep, record)
+
+
+def operator(demo: DemoRun, *args: str) -> dict:
+    """`ourobot <args> --json` against the demo's kept store, as an operator runs it."""
+    env = {**demo_env(), "OUROBOT_DATA_DIR": str(demo.keep / "ourobot-data")}
+    proc = subprocess.run(
+        [str(OUROBOT), *args, "--json"], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.slow
+def test_demo_runs_the_scenario_records_it_and_exits_0(demo: DemoRun):
+    proc, keep, record = demo.proc, demo.keep, demo.record
     assert proc.returncode == 0, proc.stdout + proc.stderr
     steps = proc.stderr  # with --json the steps go to stderr, the summary is stdout's last line
     summary = json.loads(proc.stdout.splitlines()[-1])
@@ -71,7 +115,10 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(tmp_path):
     titles = [line for line in steps.splitlines() if line.startswith("[")]
     assert len(titles) >= 17
     assert all(re.match(r"\[\s*\d+\] \+\s*\d+\.\ds ", title) for title in titles)
-    assert "the models are scripted" in steps
+    assert steps.splitlines()[0] == (
+        "the models are scripted: no real model is called (demo_script.py says what)"
+    )
+    assert "start `ourobot serve` in embedded mode (no Redis)" in steps
     assert "250-line INSTALL.md" in steps
     # Ticket 1: ourobot's PR rejected with the finding, fixed by a fix round, approved, CI
     # green, approved by the maintainer and merged by the gate.
@@ -83,6 +130,8 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(tmp_path):
     assert "ci/test on" in steps and "the gate merges it" in steps
     # Ticket 2: every iteration's rewrite refused by the iteration guard; blocked, no PR.
     assert "ourobot:blocked" in steps and "Blocked: " in steps
+    # The explanation names the guard that refused every iteration.
+    assert "every iteration was refused by the guards: deletions (INSTALL.md: " in steps
     assert "4 refusal(s) by deletions before any commit" in steps
     assert "no pull request; INSTALL.md on main keeps its 250 lines" in steps
     assert "halted" in steps and "Halt lifted" in steps
@@ -117,3 +166,109 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(tmp_path):
                     assert value == REDACTED
     [hook] = [r for r in rows["sandbox.jsonl"] if r["path"] == "/_sandbox/webhook"]
     assert json.loads(hook["body"])["secret"] == REDACTED
+    for value in PARENT_SECRETS.values():
+        assert value not in everything
+
+
+@pytest.mark.slow
+def test_the_operator_commands_show_the_demos_cycles_with_their_outcomes(demo: DemoRun):
+    assert demo.proc.returncode == 0, demo.proc.stderr[-2000:]
+    first, second = json.loads(demo.proc.stdout.splitlines()[-1])["tickets"]
+    entries = operator(demo, "ledger")["entries"]
+    ticket_1 = f"maintainer/calculator#{first['issue']}"
+    ticket_2 = f"maintainer/calculator#{second['issue']}"
+    [cycle_1] = [e for e in entries if e["kind"] == "cycle" and e["ticket"] == ticket_1]
+    assert cycle_1["outcome"]["artifact"] == "pr" and cycle_1["detail"]["pr"] == first["pr"]
+    [merge] = [e for e in entries if e["kind"] == "merge"]
+    assert merge["outcome"]["artifact"] == "merged"
+    assert first["merged_sha"] in json.dumps(merge["detail"])
+    [cycle_2] = [e for e in entries if e["kind"] == "cycle" and e["ticket"] == ticket_2]
+    assert cycle_2["outcome"] == {
+        "artifact": "none", "execution": "ok", "objective": "unmet", "review": "skipped"
+    }  # fmt: skip
+    assert cycle_2["detail"]["outcome"] == "blocked"
+    iterations = cycle_2["detail"]["iterations"]
+    assert [{r.split()[0] for r in i["refusals"]} for i in iterations] == [{"deletions"}] * 4
+    assert "refused by the guards: deletions" in cycle_2["detail"]["reason"]
+    refused = operator(demo, "ledger", "--ticket", ticket_2, "--outcome", "unmet")["entries"]
+    assert [e["id"] for e in refused] == [cycle_2["id"]]
+    status = operator(demo, "status")
+    assert status["mode"] == "embedded" and status["open_cycles"] == []
+    assert status["queues"]["inbox"]["failed"] == 0 and status["queues"]["inbox"]["done"] > 10
+    assert status["spend_today"]["total_micro_usd"] > 0
+    patterns = {p["error_class"]: p for p in operator(demo, "patterns")["patterns"]}
+    assert patterns["refusal:deletions"]["count"] == 4
+    assert patterns["refusal:deletions"]["status"] == "recurring"
+    assert patterns["refusal:deletions"]["first"]["number"] == second["issue"]
+
+
+@pytest.mark.slow
+def test_the_status_page_shows_the_demos_cycles_with_their_outcomes(demo: DemoRun):
+    from app.controls.ledger_query import LedgerFilter, search
+    from app.controls.overview import read_overview
+    from app.controls.patterns import read_register
+    from app.settings import load_settings
+    from app.statuspage.page import PageData, render_page
+    from app.store import Store
+
+    assert demo.proc.returncode == 0, demo.proc.stderr[-2000:]
+    first, second = json.loads(demo.proc.stdout.splitlines()[-1])["tickets"]
+    settings = load_settings(env={}, data_dir=demo.keep / "ourobot-data")
+    store = Store.open(settings)
+    try:
+        html = render_page(
+            PageData(
+                overview=read_overview(settings, store, None),
+                entries=list(reversed(search(store, LedgerFilter(limit=50)))),
+                patterns=read_register(store),
+                web_url="http://sandbox.invalid",
+            )
+        )
+    finally:
+        store.close()
+    assert html.count('<tr class="entry">') >= 7
+    assert "merged" in html and "refusal:deletions" in html
+    assert f"maintainer/calculator/pull/{first['pr']}" in html
+    assert f"maintainer/calculator/issues/{second['issue']}" in html
+    assert "unmet" in html
+
+
+@pytest.mark.slow
+def test_in_redis_mode_a_real_worker_runs_the_same_scenario(tmp_path, redis_server):
+    keep, record = tmp_path / "demo", tmp_path / "record"
+    proc = run_demo(keep, record, demo_env(OUROBOT_REDIS_URL=redis_server.url))
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    first, second = json.loads(proc.stdout.splitlines()[-1])["tickets"]
+    assert first["outcome"] == "merged" and re.fullmatch(r"[0-9a-f]{40}", first["merged_sha"])
+    assert (second["outcome"], second["pr"], second["rules"]) == ("blocked", None, ["deletions"])
+    [queue] = re.findall(r"Redis mode: a Celery worker on OUROBOT_REDIS_URL, queue (\S+)",
+                         proc.stderr)  # fmt: skip
+    assert queue.startswith("ourobot-demo-")
+    assert "start `ourobot serve` in Redis mode, tasks to the worker" in proc.stderr
+    worker_log = (keep / "ourobot-worker.log").read_text()
+    assert "ourobot.job" in worker_log or "succeeded" in worker_log, worker_log[-2000:]
+    assert "Traceback" not in (keep / "ourobot-serve.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("model", "env", "said"),
+    [
+        ("anthropic:claude-sonnet-4-5", {}, "ANTHROPIC_API_KEY is not set"),
+        ("openai:gpt-5", {"OPENAI_API_KEY": " "}, "OPENAI_API_KEY is not set"),
+        ("claude-sonnet-4-5", {}, "expected 'anthropic:<model>' or 'openai:<model>'"),
+        ("mistral:large", {"ANTHROPIC_API_KEY": "k"}, "unknown provider 'mistral'"),
+    ],
+)
+def test_a_real_model_without_its_key_is_one_line_and_exit_2_before_anything_starts(
+    tmp_path, model, env, said
+):
+    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    keep = tmp_path / "kept"
+    proc = subprocess.run(
+        [str(OUROBOT), "demo", "--model", model, "--keep", str(keep)],
+        capture_output=True, text=True, timeout=60, check=False, env={**base, **env},
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
+    assert said in proc.stderr and "--model" in proc.stderr and "Traceback" not in proc.stderr
+    assert not keep.exists()  # nothing started, nothing written

@@ -82,6 +82,10 @@ def test_a_rewrite_of_a_long_file_is_refused_every_iteration_and_the_file_stays(
     ]  # fmt: skip
     assert (loop.repo.path / "INSTALL.md").read_text() == INSTALL
     assert loop.repo.git("branch", "--list", "ourobot/*") == ""
+    # The blocked explanation names the guard rule that refused the iterations, and why.
+    assert result.reason.startswith("no passing, earned result within 3 iteration(s); ")
+    assert "every iteration was refused by the guards: deletions (" in result.reason
+    assert "256 lines deleted, over the limit of 5" in result.reason
     for prompt in loop.prompts()[1:]:
         assert "256 lines deleted, over the limit of 5" in prompt
         assert "### APPEND:" in prompt and "none of its edits were applied" in prompt
@@ -311,3 +315,20 @@ def test_the_same_engine_runs_from_a_bare_mirror(loop: Loop):
     result = loop.run(TICKET)
     assert result.outcome == "ready", (result.reason, loop.progress)
     assert "return a + b" in loop.repo.git("show", "ourobot/T-1:calc.py")
+
+
+def test_the_blocked_reason_counts_refused_iterations_and_names_each_rule_once():
+    from app.loop.apply import Refusal
+    from app.loop.implementer import IterationRecord, refused_by
+
+    first, second, third = (IterationRecord(n, "implement") for n in (1, 2, 3))
+    first.refusals = [Refusal("deletions", None, "40 lines deleted, over the limit of 5")]
+    third.refusals = [
+        Refusal("deletions", None, "41 lines deleted"),
+        Refusal("symlink", "docs/\x1blink", "points out of the worktree"),
+    ]
+    said = refused_by([first, second, third])
+    assert said.startswith("; 2 of 3 iteration(s) were refused by the guards: ")
+    assert "deletions (40 lines deleted, over the limit of 5)" in said
+    assert "41 lines" not in said and "symlink (docs/" in said and "\x1b" not in said
+    assert refused_by([second]) == ""

@@ -199,3 +199,26 @@ def test_off_never_uses_bubblewrap_and_warns_of_nothing(bwrap: str):
 def test_a_command_that_cannot_start_is_a_failed_run(tmp_path: Path):
     run = runner("true", bwrap=None, mode="off").run(tmp_path / "missing")
     assert not run.passed and "could not start" in run.output_tail
+
+
+def test_a_toolchain_under_the_hosts_tmp_is_visible_over_the_sandboxs_own_tmp(
+    bwrap: str, tmp_path: Path
+):
+    # A fresh clone in /tmp/x with its .venv (as `make demo` there makes): the sandbox's fresh
+    # /tmp must not hide the toolchain bound from the host's /tmp.
+    tool = Path(tmp_path) / "toolchain" / "bin"
+    tool.mkdir(parents=True)
+    (tool / "hello-tool").write_text("#!/bin/sh\necho tool-ran\n")
+    (tool / "hello-tool").chmod(0o755)
+    assert str(tool).startswith("/tmp/")
+    suite = SuiteRunner(
+        "hello-tool && ls /tmp",
+        mode="required",
+        timeout_s=30,
+        bwrap=bwrap,
+        path=f"{tool}:/usr/bin:/bin",
+        toolchains=[],
+    )
+    run = suite.run(probe(tmp_path, "\n"))
+    assert run.passed, run.output_tail
+    assert "tool-ran" in run.output_tail

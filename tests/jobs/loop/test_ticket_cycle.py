@@ -182,6 +182,8 @@ def test_exhausted_iterations_block_the_ticket_and_keep_the_branch(lw: LoopWorld
     assert "ourobot:blocked" in labels and "ourobot:in-progress" not in labels
     [status] = lw.bot_comments(number)
     assert status.body.count("Blocked:") == 1 and "is kept" in status.body
+    # Nothing was refused here (the tests failed): the explanation blames no guard.
+    assert "within 3 iteration(s)." in status.body and "refused by the guards" not in status.body
 
 
 def test_a_rejecting_panel_leads_to_fix_rounds_then_needs_human(lw: LoopWorld):
