@@ -12,6 +12,7 @@ Every entry point returns a `GuardResult`; bad input raises `UserError`/`ConfigE
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -156,12 +157,18 @@ def check_iteration(
     *,
     config_source: str = "given",
     load_limit: int = DEFAULT_LOAD_LIMIT,
+    git_env: Mapping[str, str] | None = None,
+    tree: str | None = None,
 ) -> GuardResult:
     """Judge what `git add -A` would commit in `worktree` against `base_rev`, before it is
-    committed; the worktree and its index are left untouched."""
-    with isolated_git(worktree) as git:
+    committed; the worktree and its index are left untouched.
+
+    A cycle's worktree passes `git_env` (its repository named explicitly, never found through
+    the worktree, whose `.git` code under test may have rewritten) and `tree`, the snapshot it
+    already staged in quarantine; without them the worktree is a person's own checkout."""
+    with isolated_git(worktree, git_env) as git:
         base_tree = resolve(git, base_rev, "tree")
-        head_tree = snapshot_worktree(git, worktree, base_tree)
+        head_tree = tree or snapshot_worktree(git, worktree, base_tree)
         changes = changes_between(
             git, base_tree, head_tree, load_limit=load_limit, source="worktree"
         )

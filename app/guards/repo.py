@@ -55,6 +55,7 @@ class Git:
 
     def __init__(self, repo: Path, home: Path, extra_env: Mapping[str, str] | None = None):
         self.repo = repo
+        self.extra = dict(extra_env or {})
         self._env = isolated_env(
             {"HOME": str(home), "XDG_CONFIG_HOME": str(home), "LC_ALL": "C", **(extra_env or {})}
         )
@@ -87,7 +88,9 @@ class Git:
 
 @contextmanager
 def isolated_git(repo: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Git]:
-    """A `Git` for `repo` with an empty temporary HOME; refuses what is not a repository."""
+    """A `Git` for `repo` with an empty temporary HOME; refuses what is not a repository.
+    `extra_env` may name the repository (`GIT_DIR`, `GIT_WORK_TREE`) so that nothing in `repo`
+    decides which repository git reads."""
     if not repo.is_dir():
         raise UserError(f"{repo}: not a directory")
     with tempfile.TemporaryDirectory(prefix="ourobot-git-") as home:
@@ -285,7 +288,7 @@ def changes_between(
         change, size = _with_content(entry, blobs)
         files.append(change)
         diff_bytes += size
-    trees = GitTrees(git.repo, base, head)
+    trees = GitTrees(git.repo, base, head, git.extra)
     return TreeChangeSet(tuple(files), source, diff_bytes, base, head, links=links, trees=trees)
 
 
@@ -360,6 +363,7 @@ class GitTrees:
     repo: Path
     base: str
     head: str
+    env: Mapping[str, str] = field(default_factory=dict, compare=False)  # names the repository
     _hits: dict[tuple[Files, Side, tuple[str, ...]], list[Hit]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -393,7 +397,7 @@ class GitTrees:
         args = ["grep", "-n", "-z", "-w", "-F", "--text", "--no-color", "--no-textconv"]
         for word in words:
             args += ["-e", word]
-        with isolated_git(self.repo) as git:
+        with isolated_git(self.repo, self.env) as git:
             proc = git.run(*args, tree, "--", *pathspecs)
         # git grep reports a blob it cannot read on stderr and still exits 1, "no match": a
         # search that did not look everywhere is no evidence that a name is nowhere.
@@ -411,7 +415,7 @@ class GitTrees:
             return None
         # The entry first, then its blob: `cat-file blob <tree>:<path>` says a path "does not
         # exist" even when it is the tree that cannot be read, and ls-tree fails instead.
-        with isolated_git(self.repo) as git:
+        with isolated_git(self.repo, self.env) as git:
             listing = git.out("ls-tree", "-z", "--full-tree", tree, "--", path)
             blob = _blob_at(listing, path)
             if blob is None:
@@ -424,7 +428,7 @@ class GitTrees:
         return list(self._listings[side, directory])
 
     def _listing(self, tree: str, path: str) -> list[str]:
-        with isolated_git(self.repo) as git:
+        with isolated_git(self.repo, self.env) as git:
             out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree, "--", path)
         return [_path(raw) for raw in out.split(b"\0") if raw]
 
@@ -434,7 +438,7 @@ class GitTrees:
         if not wanted:
             return set()
         if (side, "") not in self._listings:
-            with isolated_git(self.repo) as git:
+            with isolated_git(self.repo, self.env) as git:
                 out = git.out("ls-tree", "-r", "-z", "--full-tree", "--name-only", self._tree(side))
             self._listings[side, ""] = [_path(raw) for raw in out.split(b"\0") if raw]
         folded = {path.casefold() for path in self._listings[side, ""]}
@@ -449,7 +453,7 @@ class GitTrees:
     def origins(self, path: str, numbers: Collection[int]) -> dict[int, str] | None:
         if not path or not numbers:
             return {}
-        with isolated_git(self.repo) as git:
+        with isolated_git(self.repo, self.env) as git:
             if git.out("cat-file", "-t", self.base).strip() != b"commit":
                 return None
             ranges = [arg for start, end in _runs(numbers) for arg in ("-L", f"{start},{end}")]
@@ -464,7 +468,7 @@ class GitTrees:
         return self._commits[sha]
 
     def _commit(self, sha: str) -> ChangeSet | None:
-        with isolated_git(self.repo) as git:
+        with isolated_git(self.repo, self.env) as git:
             parents = git.out("rev-list", "--parents", "-n", "1", sha).split()[1:]
             if len(parents) != 1 or not has_commit(git, parents[0].decode("ascii")):
                 return None

@@ -209,15 +209,16 @@ class Implementer:
         if parsed.proposes_nothing:
             return "no-edits", "", None
         record.edits = [edit.describe() for edit in parsed.edits]
-        refusals = self._validate_and_apply(parsed, record)
-        if refusals:
+        landing = land_edits(self.workspace, self.config, self.ticket, parsed)
+        record.flags = landing.flags
+        if landing.refusals or landing.snapshot is None:
             self.workspace.reset("HEAD")
-            record.refusals = refusals
-            return None, self._refused(parsed, refusals), None
+            record.refusals = landing.refusals
+            return None, self._refused(parsed, landing.refusals), None
         parent = self.workspace.head()
         subject = f"ourobot({self.ticket.id}): iteration {record.number}"
-        commit = self.workspace.commit(
-            subject, Trailers(self.ticket.id, record.number, record.model)
+        commit = self.workspace.commit_snapshot(
+            landing.snapshot, subject, Trailers(self.ticket.id, record.number, record.model)
         )
         if commit is None:
             return None, feedback_text(notes=[
@@ -278,11 +279,6 @@ class Implementer:
             "implementer", self.client, system, messages,
             max_tokens=IMPLEMENTER_MAX_TOKENS, timeout_s=timeout,
         )  # fmt: skip
-
-    def _validate_and_apply(self, parsed: ParsedReply, record: IterationRecord) -> list[Refusal]:
-        landing = land_edits(self.workspace, self.config, self.ticket, parsed)
-        record.flags = landing.flags
-        return landing.refusals
 
     def _refused(self, parsed: ParsedReply, refusals: Sequence[Refusal]) -> str:
         notes = []

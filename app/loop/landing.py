@@ -7,7 +7,9 @@ iteration's edits, in order, the first that refuses ending it.
    ticket carries `implementer.test_surface_label` (`test-tamper`);
 4. the guards' iteration check over what `git add -A` would commit, against the last commit:
    `max_deletions_per_iteration`, protected paths, unsafe paths and symlinks, secrets,
-   binaries, sizes, test tampering, with test artifacts stripped first.
+   binaries, sizes, test tampering, with test artifacts stripped first. The tree judged is the
+   snapshot the caller commits (`Landing.snapshot`), staged in quarantine: what was judged is
+   exactly what lands, and a refused file never reaches the repository's object store.
 
 Nothing here commits; the caller resets the worktree when anything was refused.
 """
@@ -24,6 +26,7 @@ from app.loop.edits import ParsedReply
 from app.loop.suite_files import directories_with_tests, surface_reason
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
+from app.workspace.staging import OversizedFile, Snapshot
 from app.workspace.worktree import Workspace
 
 
@@ -32,6 +35,7 @@ class Landing:
     refusals: list[Refusal] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    snapshot: Snapshot | None = None  # set when nothing was refused: the tree to commit
 
 
 def land_edits(
@@ -48,10 +52,27 @@ def land_edits(
     landing.refusals = surface_refusals(workspace, config, ticket, applied.paths)
     if landing.refusals:
         return landing
-    workspace.strip_artifacts()
-    result = check_iteration(workspace.path, "HEAD", config, config_source="base")
-    landing.refusals = [Refusal(v.rule, v.path, v.message) for v in result.violations]
+    landing.refusals, landing.snapshot = judge_worktree(workspace, config)
     return landing
+
+
+def judge_worktree(
+    workspace: Workspace, config: RepoConfig
+) -> tuple[list[Refusal], Snapshot | None]:
+    """The guards' iteration check over the worktree as it stands: (refusals, None), or
+    ([], the snapshot to commit)."""
+    try:
+        snapshot = workspace.snapshot(config.guards.max_diff_bytes)
+    except OversizedFile as exc:
+        return [Refusal("size", exc.path, str(exc).split(": ", 1)[1])], None
+    result = check_iteration(
+        workspace.path, "HEAD", config, config_source="base",
+        git_env=workspace.env(quarantine=snapshot.quarantine), tree=snapshot.tree,
+    )  # fmt: skip
+    if result.violations:
+        snapshot.discard()
+        return [Refusal(v.rule, v.path, v.message) for v in result.violations], None
+    return [], snapshot
 
 
 def surface_refusals(

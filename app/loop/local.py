@@ -35,9 +35,9 @@ from app.loop.ticket import Ticket, read_ticket_file
 from app.repo_config import RepoConfig
 from app.settings import Settings
 from app.store import Store
-from app.workspace.git import GitError, git
+from app.workspace.git import GitError, git, repo_env
 from app.workspace.suite import SuiteRunner
-from app.workspace.worktree import HARDENED, Workspace, common_git_dir, delete_branch
+from app.workspace.worktree import Workspace, common_git_dir, delete_branch
 from reviewers.local_review import load_config, prepare
 from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for
 from reviewers.providers import ProviderCredentials, build_client, build_fallback
@@ -237,7 +237,7 @@ def merge_branch(
     branch_sha = _git(git_dir, "rev-parse", f"refs/heads/{branch}").strip()
     try:
         tree = git(["merge-tree", "--write-tree", target_sha, branch_sha], cwd=git_dir,
-                   env={**HARDENED, "GIT_DIR": str(git_dir)}).stdout.split()[0]  # fmt: skip
+                   env=repo_env(git_dir)).stdout.split()[0]  # fmt: skip
     except GitError:
         return f"not merged: {branch} does not merge cleanly into {target}; {branch} is kept"
     title = ticket.title or ticket.id
@@ -271,6 +271,6 @@ def _branch_exists(git_dir: Path, name: str) -> bool:
 
 def _git(git_dir: Path, *args: str) -> str:
     try:
-        return git(list(args), cwd=git_dir, env={**HARDENED, "GIT_DIR": str(git_dir)}).stdout
+        return git(list(args), cwd=git_dir, env=repo_env(git_dir)).stdout
     except GitError as exc:
         raise UserError(str(exc)) from None

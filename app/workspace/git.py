@@ -8,6 +8,12 @@ did not finish. What a non-zero exit means is the caller's to say.
 A token goes to git as an `http.extraHeader` passed through `GIT_CONFIG_*` environment
 variables of that one process: never in a remote URL (which git stores in .git/config and
 prints in errors), never in argv (visible to every user in `ps`), never in a config file.
+
+Every git ourobot runs is hardened the same way, whatever the caller passed: the settings a
+repository's own config (or a test that wrote into one) could use to make git start a program
+on this host — hooks, an fsmonitor, signing — are overridden on the command line, which wins
+over every config file. Where a repository lives is never discovered from a directory code
+under test could write: callers that work in a worktree name it (`repo_env`).
 """
 
 from __future__ import annotations
@@ -43,6 +49,48 @@ def is_object_id(text: str) -> bool:
     return OBJECT_ID.match(text) is not None
 
 
+# Settings that would run a program of the repository's choosing, pinned for every git run.
+# (Filter drivers and diff programs need a definition in config, which code under test can
+# never write: the cage mounts no git directory writable, and host-side git never finds its
+# repository through the worktree.)
+HARDENING: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", os.devnull),
+    ("core.fsmonitor", "false"),
+    ("core.untrackedCache", "false"),
+    ("core.splitIndex", "false"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+)
+
+
+def config_env(
+    pairs: Sequence[tuple[str, str]], env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """`env` with `pairs` added as command-line config (`GIT_CONFIG_KEY_n`), after any it holds."""
+    out = dict(env or {})
+    start = int(out.get("GIT_CONFIG_COUNT", "0") or 0)
+    for offset, (key, value) in enumerate(pairs):
+        out[f"GIT_CONFIG_KEY_{start + offset}"] = key
+        out[f"GIT_CONFIG_VALUE_{start + offset}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(pairs))
+    return out
+
+
+def repo_env(
+    git_dir: Path, work_tree: Path | None = None, *, index: Path | None = None
+) -> dict[str, str]:
+    """Name the repository (and its work tree) for git instead of letting it look: a `.git`
+    file or directory in a worktree is written by whatever ran there last."""
+    env = {"GIT_DIR": str(git_dir), "GIT_CEILING_DIRECTORIES": "/"}
+    if work_tree is not None:
+        env["GIT_WORK_TREE"] = str(work_tree)
+    if index is not None:
+        env["GIT_INDEX_FILE"] = str(index)
+    return env
+
+
 def isolated_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment every git ourobot runs gets: no system, global or user configuration,
     no replace objects, no system attributes, no prompts, no optional locks; then `extra`."""
@@ -63,14 +111,15 @@ def isolated_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def hardened(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with `HARDENING` last, so it wins over the caller's config and the repository's."""
+    return config_env(HARDENING, {k: v for k, v in env.items() if k != "GIT_CONFIG_PARAMETERS"})
+
+
 def token_env(token: str, *, key: str = "http.extraHeader") -> dict[str, str]:
     """`token` as an HTTP Basic header for the one git process given this environment."""
     credentials = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": key,
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {credentials}",
-    }
+    return config_env([(key, f"Authorization: Basic {credentials}")])
 
 
 def _workspace_env(token: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -83,9 +132,21 @@ def _workspace_env(token: str | None, extra: Mapping[str, str] | None) -> dict[s
         }
     )
     if token is not None:
-        env.update(token_env(token))
-    env.update(extra or {})
-    return env
+        env = merge_env(env, token_env(token))
+    return merge_env(env, extra or {})
+
+
+def merge_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """`base` updated by `extra`, the command-line config of both kept (`extra`'s after)."""
+    plain = {k: v for k, v in {**base, **extra}.items() if not k.startswith("GIT_CONFIG_")}
+    return config_env([*config_pairs(base), *config_pairs(extra)], plain)
+
+
+def config_pairs(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    return [
+        (env[f"GIT_CONFIG_KEY_{n}"], env.get(f"GIT_CONFIG_VALUE_{n}", "")) for n in range(count)
+    ]
 
 
 def redact(text: str, token: str | None) -> str:
@@ -103,7 +164,7 @@ def run_git(
     stdin: bytes | None = None,
     timeout_s: float = GIT_TIMEOUT_S,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run `git <args>` once with exactly `env`; its exit code is the caller's to judge.
+    """Run `git <args>` once with `env` (hardened); its exit code is the caller's to judge.
 
     Raises `UserError` when git is not installed, `GitError` when it does not finish within
     `timeout_s` or the system refuses to start it (an argument over the system's size limit).
@@ -113,7 +174,7 @@ def run_git(
             ["git", *args],
             input=stdin,
             cwd=cwd,
-            env=dict(env),
+            env=hardened(env),
             capture_output=True,
             timeout=timeout_s,
             check=False,

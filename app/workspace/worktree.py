@@ -14,8 +14,12 @@ Lifecycle, in the order the seed's scars taught:
   branch (git refuses to delete a branch a worktree has checked out);
 - the branch is deleted only when nobody needs it (`Workspace.keep_branch`).
 
-Every git command here runs with the host's configuration ignored, hooks off and no fsmonitor:
-a repository's local hooks are code ourobot did not choose to run.
+Every git command here names its repository (`GIT_DIR`: the worktree's own git directory
+inside the repository's) and its work tree, and runs from that git directory: it never finds
+its repository through the worktree's `.git` file, which whatever ran in the worktree may
+have rewritten. Hooks, fsmonitor and signing are off for every git ourobot runs
+(`app.workspace.git.HARDENING`). New objects are staged in quarantine (`app.workspace.staging`)
+and enter the repository only with a commit that is kept.
 """
 
 from __future__ import annotations
@@ -23,28 +27,30 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.errors import UserError
 from app.workspace.branches import BOT_BRANCH_PREFIX
-from app.workspace.git import GitError, git, git_bytes
+from app.workspace.git import GIT_TIMEOUT_S, GitError, git, git_bytes, repo_env
 from app.workspace.hygiene import strip_test_artifacts
+from app.workspace.staging import (
+    Quarantine,
+    Snapshot,
+    check_sizes,
+    install_index,
+    private_index,
+)
 
 ATTEMPTS_PREFIX = "refs/ourobot/attempts/"
 _TICKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-# Hooks and fsmonitor are commands a repository's local config can name: never run them.
-HARDENED: Mapping[str, str] = {
-    "GIT_CONFIG_COUNT": "3",
-    "GIT_CONFIG_KEY_0": "core.hooksPath",
-    "GIT_CONFIG_VALUE_0": "/dev/null",
-    "GIT_CONFIG_KEY_1": "core.fsmonitor",
-    "GIT_CONFIG_VALUE_1": "false",
-    "GIT_CONFIG_KEY_2": "commit.gpgSign",
-    "GIT_CONFIG_VALUE_2": "false",
-}
+# Removing a worktree and deleting a branch must finish even when the cycle's time is up.
+CLEANUP_TIMEOUT_S = 60.0
+# Without a diff-size limit, a file larger than this is still never hashed.
+MAX_FILE_BYTES = 256 * 1024 * 1024
 
 
 class WorkspaceError(Exception):
@@ -87,27 +93,54 @@ class PathChange:
 class Workspace:
     """One cycle's worktree. `keep_branch` is set by the cycle when a human may want to look."""
 
-    git_dir: Path
-    path: Path
+    git_dir: Path  # the repository's own git directory (objects and refs)
+    path: Path  # the work tree
     branch: str
     base_sha: str
     ticket: str
+    admin: Path  # the worktree's git directory (its HEAD and index), inside `git_dir`
     recovered: list[str] = field(default_factory=list)
     keep_branch: bool = False
+    deadline: float | None = None  # time.monotonic(): ourobot's own git stops here too
+    gitfile: str = ""  # what the worktree's `.git` file said when ourobot wrote it
+
+    @property
+    def scratch(self) -> Path:
+        """The cycle's private folder beside the work tree (indexes, quarantines, checkouts)."""
+        return self.path.parent
 
     # ---- git ---------------------------------------------------------------------------------
 
-    def git(self, *args: str) -> str:
+    def env(
+        self, *, index: Path | None = None, quarantine: Quarantine | None = None
+    ) -> dict[str, str]:
+        env = repo_env(self.admin, self.path, index=index)
+        if quarantine is not None:
+            env.update(quarantine.env())
+        return env
+
+    def timeout(self) -> float:
+        if self.deadline is None:
+            return GIT_TIMEOUT_S
+        return max(1.0, self.deadline - time.monotonic())
+
+    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
         try:
-            return git(list(args), cwd=self.path, env=HARDENED).stdout
+            return git(list(args), cwd=self.admin, env=env or self.env(),
+                       timeout_s=self.timeout()).stdout  # fmt: skip
         except GitError as exc:
             raise WorkspaceError(str(exc)) from None
 
     def git_raw(
-        self, *args: str, ok: Sequence[int] = (0,), stdin: bytes | None = None
+        self,
+        *args: str,
+        ok: Sequence[int] = (0,),
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
     ) -> tuple[int, bytes]:
         try:
-            proc = git_bytes(list(args), cwd=self.path, ok=ok, env=HARDENED, stdin=stdin)
+            proc = git_bytes(list(args), cwd=self.admin, ok=ok, env=env or self.env(),
+                             stdin=stdin, timeout_s=self.timeout())  # fmt: skip
         except GitError as exc:
             raise WorkspaceError(str(exc)) from None
         return proc.returncode, proc.stdout
@@ -171,28 +204,82 @@ class Workspace:
 
     # ---- the worktree's state -----------------------------------------------------------------
 
+    def untracked(self) -> list[str]:
+        _, out = self.git_raw("ls-files", "-z", "--others", "--exclude-standard")
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
     def strip_artifacts(self) -> list[str]:
         """Remove the test artifacts `git add -A` would stage (untracked, not ignored)."""
-        _, out = self.git_raw("ls-files", "-z", "--others", "--exclude-standard")
-        untracked = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
-        return strip_test_artifacts(self.path, untracked)
+        return strip_test_artifacts(self.path, self.untracked())
+
+    def pending(self) -> list[str]:
+        """The paths `git add -A` would stage: modified and untracked (not ignored) files."""
+        _, out = self.git_raw("ls-files", "-z", "--modified", "--others", "--exclude-standard")
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def reset(self, rev: str = "HEAD") -> None:
         """The worktree exactly as `rev`: tracked files restored, everything else removed
         (ignored files too, so no run leaves anything the next one could read)."""
+        self.restore_gitfile()
         self.git("reset", "-q", "--hard", rev)
         self.git("clean", "-ffdxq")
+
+    def restore_gitfile(self) -> bool:
+        """Put the worktree's `.git` file back as ourobot wrote it; whether it had been
+        changed (only possible without the sandbox: inside it the file is read-only)."""
+        target = self.path / ".git"
+        try:
+            if not target.is_symlink() and target.is_file() and target.read_text() == self.gitfile:
+                return False
+        except (OSError, UnicodeDecodeError):
+            pass
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            target.unlink(missing_ok=True)
+        target.write_text(self.gitfile)
+        return True
+
+    def snapshot(self, max_file_bytes: int | None = None) -> Snapshot:
+        """What `git add -A` would commit now, as a tree in quarantine (test artifacts
+        stripped first); `OversizedFile` before anything is hashed when a file is too large."""
+        self.strip_artifacts()
+        check_sizes(self.path, self.pending(), max_file_bytes or MAX_FILE_BYTES)
+        quarantine = Quarantine.create(self.scratch, self.git_dir / "objects")
+        index = private_index(self.admin, self.scratch)
+        try:
+            env = self.env(index=index, quarantine=quarantine)
+            self.git("add", "-A", env=env)
+            tree = self.git("write-tree", env=env).strip()
+        except BaseException:
+            Snapshot("", index, quarantine).discard()
+            raise
+        return Snapshot(tree, index, quarantine)
+
+    def commit_snapshot(self, snapshot: Snapshot, subject: str, trailers: Trailers) -> str | None:
+        """Commit `snapshot` on the branch under the bot's identity: its objects admitted to
+        the repository, then the branch moved (only from the commit it was built on). None,
+        and nothing kept, when the tree is HEAD's."""
+        try:
+            parent = self.head()
+            if snapshot.tree == self.git("rev-parse", f"{parent}^{{tree}}").strip():
+                return None
+            env = self.env(quarantine=snapshot.quarantine)
+            message = f"{subject}\n\n{trailers.text()}"
+            _, out = self.git_raw("commit-tree", snapshot.tree, "-p", parent, "-F", "-",
+                                     stdin=message.encode(), env=env)  # fmt: skip
+            commit = out.decode().strip()
+            snapshot.quarantine.admit()
+            self.git("update-ref", "-m", subject, "HEAD", commit, parent)
+            install_index(snapshot.index, self.admin)
+            return commit
+        finally:
+            snapshot.discard()
 
     def commit(self, subject: str, trailers: Trailers) -> str | None:
         """Stage everything but test artifacts and commit under the bot's identity; the new
         commit, or None when the worktree holds no change."""
-        self.strip_artifacts()
-        self.git("add", "-A")
-        code, _ = self.git_raw("diff", "--cached", "--quiet", ok=(0, 1))
-        if code == 0:
-            return None
-        self.git("commit", "-q", "--no-verify", "-m", subject, "-m", trailers.text())
-        return self.head()
+        return self.commit_snapshot(self.snapshot(), subject, trailers)
 
     def drop_last_commit(self, to: str) -> None:
         """Move the branch back to `to` (a refused iteration is not on the branch)."""
@@ -210,9 +297,7 @@ def common_git_dir(repo: Path) -> Path:
     if not repo.is_dir():
         raise UserError(f"{repo}: not a directory")
     try:
-        out = git(
-            ["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=repo, env=HARDENED
-        )
+        out = git(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=repo)
     except GitError:
         raise UserError(f"{repo}: not a git repository") from None
     return Path(out.stdout.strip())
@@ -226,6 +311,7 @@ def open_workspace(
     base_sha: str,
     root: Path | None = None,
     resume: bool = False,
+    deadline: float | None = None,
 ) -> Iterator[Workspace]:
     """A fresh worktree of `repo` on `ourobot/<ticket>`, removed when the block ends.
 
@@ -238,13 +324,18 @@ def open_workspace(
     recovered = recover_stale(git_dir, branch, keep_branch=resume)
     parent = Path(tempfile.mkdtemp(prefix=f"ourobot-{ticket}-", dir=root))
     path = parent / ticket
-    workspace = Workspace(git_dir, path, branch, base_sha, ticket, recovered)
+    workspace = Workspace(git_dir, path, branch, base_sha, ticket, git_dir, recovered,
+                          deadline=deadline)  # fmt: skip
     try:
         exists = _branch_sha(git_dir, branch) is not None
         if resume and exists:
             _run(git_dir, "worktree", "add", "-q", str(path), branch)
         else:
             _run(git_dir, "worktree", "add", "-q", "-b", branch, str(path), base_sha)
+        # Read once, now, before anything has run in the worktree: from here on the file is
+        # the sandbox's to rewrite and ourobot never reads it again.
+        workspace.gitfile = (path / ".git").read_text()
+        workspace.admin = _admin_dir(git_dir, workspace.gitfile)
         yield workspace
     finally:
         remove_worktree(git_dir, path)
@@ -270,6 +361,17 @@ def recover_stale(git_dir: Path, branch: str, *, keep_branch: bool = False) -> l
         _run(git_dir, "update-ref", "-d", f"refs/heads/{branch}", sha)
         done.append(f"kept the earlier {branch} ({sha[:12]}) as {attempt}")
     return done
+
+
+def _admin_dir(git_dir: Path, gitfile: str) -> Path:
+    """The worktree's git directory, which `git worktree add` just named in its `.git` file;
+    it must lie in the repository's own `worktrees/`."""
+    admin = Path(gitfile.removeprefix("gitdir:").strip())
+    if not admin.is_absolute():
+        raise WorkspaceError(f"unexpected worktree git file: {gitfile.strip()!r}")
+    if admin.resolve().parent != (git_dir / "worktrees").resolve():
+        raise WorkspaceError(f"the worktree's git directory {admin} is not in {git_dir}")
+    return admin
 
 
 def remove_worktree(git_dir: Path, path: Path) -> None:
@@ -316,6 +418,7 @@ def _next_attempt(git_dir: Path, ticket: str) -> str:
 
 def _run(git_dir: Path, *args: str) -> str:
     try:
-        return git(list(args), cwd=git_dir, env={**HARDENED, "GIT_DIR": str(git_dir)}).stdout
+        return git(list(args), cwd=git_dir, env=repo_env(git_dir),
+                   timeout_s=CLEANUP_TIMEOUT_S * 5).stdout  # fmt: skip
     except GitError as exc:
         raise WorkspaceError(str(exc)) from None
