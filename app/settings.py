@@ -85,6 +85,18 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url")
     )
 
+    # Server mode (`serve`, `worker`, the Action) runs code only in the bubblewrap sandbox;
+    # this lets cycles run without it (every cycle's record and pull request then say so).
+    allow_unsandboxed: bool = False
+    # Where the operator keeps the env file these settings come from (e.g. /etc/ourobot/env):
+    # the startup check refuses to run when the sandbox would mount it.
+    env_file: Path | None = None
+    # What one caged run may take (its processes, memory, /tmp and what it may write).
+    cage_processes: int = Field(default=512, ge=16)
+    cage_memory_mb: int = Field(default=4096, ge=64)
+    cage_tmp_mb: int = Field(default=1024, ge=16)
+    cage_disk_mb: int = Field(default=1024, ge=16)
+
     # Operator caps. A repository's config may lower these, never raise them.
     cap_usd_per_ticket: float = 5.0
     # Model spend per installation per UTC day (None: no daily cap).

@@ -14,6 +14,7 @@ import os
 import sys
 
 from app.cli import EXIT_NEGATIVE, EXIT_OK
+from app.cli.startup import require_unexposed
 from app.loop.local import run_local_cycle
 from app.settings import load_settings
 
@@ -24,13 +25,15 @@ def cycle(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"ourobot: {line}", file=sys.stderr, flush=True)
 
+    settings = load_settings()
+    require_unexposed(settings)
     run = run_local_cycle(
         args.repo,
         args.ticket,
         config_file=args.config,
         merge=args.merge,
         env=dict(os.environ),
-        settings=load_settings(),
+        settings=settings,
         ask=_ask,
         progress=progress,
     )

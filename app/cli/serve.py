@@ -16,7 +16,12 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from app.cli import EXIT_OK
-from app.cli.startup import check_app_credentials, require_webhook_secret
+from app.cli.startup import (
+    check_app_credentials,
+    require_sandbox,
+    require_unexposed,
+    require_webhook_secret,
+)
 from app.cli.store_open import open_store, status_redis
 from app.settings import Settings, load_settings
 
@@ -40,11 +45,16 @@ def serve(args: argparse.Namespace) -> int:
     settings = load_settings()
     require_webhook_secret(settings)
     has_credentials = check_app_credentials(settings)
+    require_unexposed(settings)
+    # Embedded mode runs cycles in this process's children; in Redis mode the workers do.
+    sandbox_warning = require_sandbox(settings, "ourobot serve") if settings.embedded else None
     with ExitStack() as cleanup:  # closes in reverse: dispatcher, store, socket
         listener = cleanup.enter_context(server.listen(args.host, args.port))
         logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
         store = open_store(settings)
         cleanup.callback(store.close)
+        if sandbox_warning is not None:
+            print(f"ourobot: {sandbox_warning}", file=sys.stderr)
         if not has_credentials:
             print(
                 "ourobot: warning: OUROBOT_APP_ID and OUROBOT_PRIVATE_KEY (or _PATH) are not "

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import sys
 
 from sqlalchemy.exc import OperationalError
 
-from app.cli.startup import check_app_credentials
+from app.cli.startup import check_app_credentials, require_sandbox, require_unexposed
 from app.errors import ConfigError, UserError
 from app.settings import Settings, load_settings
 from app.store import Store
@@ -27,6 +28,10 @@ def run_worker(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     check_app_credentials(settings)
+    require_unexposed(settings)
+    sandbox_warning = require_sandbox(settings, "ourobot worker")
+    if sandbox_warning is not None:
+        print(f"ourobot: {sandbox_warning}", file=sys.stderr)
     _migrate(settings)
     from tasks import create_celery  # Celery loads only for this command
 

@@ -49,14 +49,15 @@ from app.jobs.ticket_pull import (
     set_state_label,
 )
 from app.jobs.ticket_status import StatusBoard, note_busy
+from app.loop.caging import cycle_cage, suite_runner
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, FixRound, run_cycle
 from app.loop.intake import issue_ticket
 from app.loop.metering import ModelGate
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.workspace.branches import BOT_BRANCH_PREFIX
+from app.workspace.cage.entry import SandboxUnavailable
 from app.workspace.mirror import RepoMirror
-from app.workspace.suite import SuiteRunner
 
 log = logging.getLogger(__name__)
 _permissions = PermissionCache()
@@ -358,9 +359,12 @@ def cycle_on_mirror(
         halt_check=lambda: halts.check(installation_id),
     )
     keys = credentials(ctx.settings)
-    runner = SuiteRunner.for_host(
-        config.test_command, mode=config.sandbox, timeout_s=config.budgets.test_timeout_s
-    )
+    try:
+        runner = suite_runner(config, cycle_cage(config, ctx.settings, server=True))
+    except SandboxUnavailable as exc:
+        blocked = CycleResult("blocked", str(exc), "infra", None, None, base_sha)
+        blocked.error_class = "sandbox"
+        return blocked, (0, 0)
     deps = CycleDeps(
         implementer=build_fallback(config.models.implementer, keys),
         planner=build_fallback(config.models.planner, keys),

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from app.guards import ChangeSet, FileChange, Line, evaluate
 from app.guards.paths import ProtectedPaths
+from app.loop.caging import SECRET_FILE_PATTERNS
 from app.loop.ticket import Ticket
 from app.repo_config import DEFAULT_PROTECTED_PATHS, RepoConfig
 from app.workspace.worktree import Workspace
@@ -29,7 +30,6 @@ from reviewers.git_source import CONSTITUTION_PATH, PROMPT_OVERRIDE_DIR, read_fi
 from reviewers.prompts import Template, Untrusted, fence, load_template, render
 from reviewers.untrusted import MIN_SECRET_CHARS, one_line
 
-SECRET_FILE_PATTERNS = (".env", ".env.*", "secrets/**", "*.pem", "*.key")
 MAX_SECRET_FILE_BYTES = 256 * 1024
 MAP_MAX_PATHS = 400
 FILES_MAX_CHARS = 60_000

@@ -179,9 +179,8 @@ def _in_workspace(
         return _ended(result, "blocked", f"cannot read the role prompts: {exc}", "error", "prompt")
     context = Context(ws, config, ticket, constitution=constitution, secrets=deps.secrets)
 
-    baseline = Baseline(deps.runner.run(ws.path, timeout_s=deadline - time.monotonic(),
-                                        cancel=deps.cancel))  # fmt: skip
-    ws.reset("HEAD")
+    baseline = Baseline(deps.runner.run_commit(ws, "HEAD", timeout_s=deadline - time.monotonic(),
+                                               cancel=deps.cancel))  # fmt: skip
     result.baseline = baseline.run.summary()
     deps.progress(f"baseline at {request.base_sha[:12]}: tests {result.baseline}")
     if baseline.run.cancelled:

@@ -36,7 +36,8 @@ from app.loop.metering import ModelGate
 from app.loop.proof import Baseline, GreenProof
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
-from app.workspace.suite import SuiteRun, SuiteRunner
+from app.workspace.cage.entry import CageRun
+from app.workspace.suite import SuiteRunner
 from app.workspace.worktree import Trailers, Workspace
 from reviewers.model_client import Completion, Message, ModelClient, ModelError
 from reviewers.prompts import Template
@@ -91,7 +92,7 @@ class WorkResult:
     stop: Stop
     reason: str
     iterations: list[IterationRecord]
-    last_run: SuiteRun | None = None
+    last_run: CageRun | None = None
 
 
 def refused_by(records: Sequence[IterationRecord]) -> str:
@@ -145,7 +146,7 @@ class Implementer:
         """Up to `iterations` iterations from the workspace's HEAD, starting with `feedback`."""
         records: list[IterationRecord] = []
         system = self.context.system(self.template)
-        last_run: SuiteRun | None = None
+        last_run: CageRun | None = None
         for _ in range(iterations):
             if self.time_left() <= 0:
                 return WorkResult("timeout", "the cycle ran out of wall time", records, last_run)
@@ -183,7 +184,7 @@ class Implementer:
 
     def _iteration(
         self, record: IterationRecord, system: str, plan: str | None, feedback: str
-    ) -> tuple[Stop | None, str, SuiteRun | None]:
+    ) -> tuple[Stop | None, str, CageRun | None]:
         user = self.context.implementer_input(
             iteration=record.number,
             iterations=max(self.total_iterations, record.number),
@@ -291,8 +292,10 @@ class Implementer:
             )
         return feedback_text(refusals=[refusal.line() for refusal in refusals], notes=notes)
 
-    def _test(self) -> SuiteRun:
-        return self.runner.run(self.workspace.path, timeout_s=self.time_left(), cancel=self.cancel)
+    def _test(self) -> CageRun:
+        return self.runner.run_commit(
+            self.workspace, "HEAD", timeout_s=self.time_left(), cancel=self.cancel
+        )
 
 
 _REASONS: dict[str, str] = {

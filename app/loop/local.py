@@ -29,6 +29,7 @@ from app.controls.ledger import Artifact, Ledger, Subject
 from app.controls.pricing import PriceTable
 from app.controls.spend_caps import Caps
 from app.errors import UserError
+from app.loop.caging import cycle_cage, suite_runner
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, record_cycle, run_cycle
 from app.loop.metering import ModelGate
 from app.loop.ticket import Ticket, read_ticket_file
@@ -72,9 +73,7 @@ def run_local_cycle(
     base_sha = _git(git_dir, "rev-parse", "--verify", f"refs/heads/{branch}^{{commit}}").strip()
     ticket = read_ticket_file(ticket_file, repo_key=f"local:{repo.resolve()}")
     config = load_config(repo, base_sha, config_file).capped(settings)
-    runner = SuiteRunner.for_host(
-        config.test_command, mode=config.sandbox, timeout_s=config.budgets.test_timeout_s
-    )
+    runner = suite_runner(config, cycle_cage(config, settings, server=False))
     store = Store.open(settings)
     try:
         store.migrate()

@@ -285,8 +285,76 @@ class Workspace:
         """Move the branch back to `to` (a refused iteration is not on the branch)."""
         self.reset(to)
 
+    def git_state(self) -> dict[str, bytes | None]:
+        """What in the repository's git directory decides what git runs or reads: its config,
+        HEAD, alternates, attributes and hooks, this worktree's own files and its branch."""
+        files = ["config", "HEAD", "objects/info/alternates", "info/attributes"]
+        state: dict[str, bytes | None] = {name: _read(self.git_dir / name) for name in files}
+        for name in ("HEAD", "commondir", "gitdir", "config.worktree"):
+            state[f"worktrees/{self.admin.name}/{name}"] = _read(self.admin / name)
+        hooks = self.git_dir / "hooks"
+        listing = sorted(p.name for p in hooks.iterdir()) if hooks.is_dir() else []
+        state["hooks/"] = "\n".join(listing).encode()
+        state[f"refs/heads/{self.branch}"] = self.git(
+            "rev-parse", "--verify", "-q", f"refs/heads/{self.branch}"
+        ).encode()
+        return state
+
+    def restore_git_state(self, before: dict[str, bytes | None]) -> list[str]:
+        """Put back what a run changed of `git_state` (possible only without the sandbox,
+        which mounts the git directory read-only); the names of what had changed."""
+        now = self.git_state()
+        changed = [name for name in before if now.get(name) != before[name]]
+        for name in changed:
+            if name == "hooks/":
+                known = set((before[name] or b"").decode().split("\n"))
+                for hook in (self.git_dir / "hooks").iterdir():
+                    if hook.name not in known:
+                        shutil.rmtree(hook, ignore_errors=True) if hook.is_dir() else hook.unlink()
+            elif name.startswith("refs/heads/"):
+                self.git("update-ref", name, (before[name] or b"").decode().strip())
+            else:
+                target = self.git_dir / name
+                old = before[name]
+                if old is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    target.write_bytes(old)
+        return changed
+
+    @contextmanager
+    def checkout(self, rev: str = "HEAD") -> Iterator[Path]:
+        """A fresh checkout of exactly `rev` in a folder of its own, removed after the block:
+        where a judged run (the baseline, a test run, a proof run) happens, so nothing an
+        earlier run or command left in the worktree is ever read or counted. Its `.git` is a
+        small repository of its own that reads this one's objects (git works inside; nothing
+        written there reaches this repository)."""
+        sha = self.git("rev-parse", "--verify", f"{rev}^{{commit}}").strip()
+        dest = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
+        try:
+            own = dest / ".git"
+            object_format = self.git("rev-parse", "--show-object-format").strip() or "sha1"
+            self.git("init", "-q", "--template=", f"--object-format={object_format}", str(dest),
+                     env=repo_env(own, dest))  # fmt: skip
+            alternates = own / "objects" / "info" / "alternates"
+            alternates.parent.mkdir(parents=True, exist_ok=True)
+            alternates.write_text(f"{self.git_dir / 'objects'}\n")
+            env = repo_env(own, dest)
+            self.git("read-tree", "-u", "--reset", sha, env=env)
+            self.git("update-ref", "--no-deref", "HEAD", sha, env=env)
+            yield dest
+        finally:
+            shutil.rmtree(dest, ignore_errors=True)
+
     def commits_since_base(self) -> int:
         return int(self.git("rev-list", "--count", f"{self.base_sha}..HEAD").strip() or 0)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
 
 
 # ---- lifecycle ---------------------------------------------------------------------------------

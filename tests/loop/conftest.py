@@ -12,7 +12,6 @@ The test command runs under bubblewrap where it can (`sandbox: auto`), else scru
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -22,13 +21,14 @@ import pytest
 from app.controls.ledger import Ledger, Subject
 from app.controls.pricing import PriceTable
 from app.controls.spend_caps import Caps
+from app.loop.caging import suite_runner
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, Reviewer, run_cycle
 from app.loop.metering import ModelGate
 from app.loop.ticket import Ticket
 from app.repo_config import ModelRef, RepoConfig, load_repo_config
 from app.settings import Settings
 from app.store import Store
-from app.workspace.suite import SuiteRunner, _python_toolchains, find_bwrap
+from app.workspace.cage.entry import Cage
 from reviewers.fake_servers import FakeModels
 from reviewers.providers import ProviderCredentials, build_client
 from tests.guards.conftest import GitRepo
@@ -139,14 +139,7 @@ class Loop:
         def client(model_id: str):
             return build_client(ModelRef.model_validate(model_id), credentials, max_retries=0)
 
-        runner = SuiteRunner(
-            config.test_command,
-            mode=config.sandbox,
-            timeout_s=config.budgets.test_timeout_s,
-            bwrap=find_bwrap(),
-            path=os.environ.get("PATH"),
-            toolchains=_python_toolchains(),
-        )
+        runner = suite_runner(config, Cage.for_host(config.sandbox))
         deps = CycleDeps(
             implementer=client(config.models.implementer[0].id),
             planner=client(config.models.planner[0].id),

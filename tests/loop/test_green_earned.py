@@ -73,8 +73,7 @@ def test_a_patched_runner_is_caught_by_the_canary_where_no_rule_reads_it(loop: L
     assert result.outcome == "blocked", (result.reason, loop.progress)
     assert tamper_rules(result) == {"test-tamper"}
     refusal = result.refusals[0][1]
-    assert refusal.path is not None and refusal.path.startswith("tests/test_ourobot_canary_")
-    assert "with a failing test added here, the test command still passed" in refusal.reason
+    assert "a test that must fail, the test command still passed" in refusal.reason
     assert result.branch is None  # a refused iteration is not on the branch
     assert "stopped the suite from reporting failures" in loop.prompts()[1]
 
@@ -113,7 +112,9 @@ def test_weakening_an_existing_assertion_to_hide_a_broken_function_is_measured(
     assert result.outcome == "blocked", (result.reason, loop.progress)
     assert tamper_rules(result) == {"test-tamper"}
     reason = result.refusals[0][1].reason
-    assert "base's versions of tests/test_calc.py" in reason
+    assert "base's test files put back" in reason
+    if command == "unittest":
+        assert "(tests/test_calc.py)" in reason
     if command == "pytest":
         assert "tests.test_calc.CalcTest::test_mul" in reason
     assert "return a * b" in (loop.repo.path / "calc.py").read_text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.loop.proof import place_canary
+from app.loop.canary import place_canary
 from app.loop.suite_files import language_of_test, surface_reason
 
 
@@ -94,8 +94,10 @@ def test_a_canary_goes_where_most_tests_live_in_their_own_style():
     tracked = ["tests/test_a.py", "tests/test_b.py", "tests/unit/test_c.py", "app/x.py"]
     canary = place_canary(tracked, lambda path: None)
     assert not isinstance(canary, str)
-    assert canary.path.startswith("tests/test_ourobot_canary_") and canary.path.endswith(".py")
-    assert "self.fail(" in canary.content
+    assert canary.path.startswith("tests/test_") and canary.path.endswith(".py")
+    assert canary.path not in tracked and "/" not in canary.path.removeprefix("tests/")
+    assert "self.assertEqual(" in canary.content and f"def {canary.test_name}(" in canary.content
+    assert "ourobot" not in canary.path + canary.content + canary.test_name
     go = place_canary(["pkg/a.go", "pkg/a_test.go"], lambda p: "// x\npackage pkg_test\n")
     assert not isinstance(go, str)
     assert go.path.endswith("_test.go") and go.content.startswith("package pkg_test\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.workspace.suite import bwrap_problem, find_bwrap
+from app.workspace.cage.entry import bwrap_problem, find_bwrap
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ its exit code, or which limit stopped it, by name.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import json
 import os
@@ -69,6 +70,13 @@ _SLOW_CHECK_S = 0.5
 _CANCEL_EVERY_S = 1.0
 _INFO_TIMEOUT_S = 10.0
 _TERM_GRACE_S = 5.0
+_PR_SET_DUMPABLE = 4
+INFO_FD, RELEASE_FD, DONE_FD = 5, 3, 4
+# Inside the sandbox the command runs under a shell that, once it ends, says so (fd 4) and
+# waits to be released (fd 3): the sandbox, with its /tmp, outlives the command long enough
+# for the harness to measure what it left. The command itself (`$1`, never part of this
+# text) holds neither descriptor; its exit code is bubblewrap's.
+SUPERVISOR = '/bin/sh -c "$1" 3<&- 4>&-; rc=$?; echo "$rc" >&4; read _ <&3; exit "$rc"'
 
 
 class SandboxUnavailable(UserError):
@@ -157,6 +165,15 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def _undumpable() -> None:
+    """Make this process unreadable to the commands it starts without a sandbox: a process
+    of the same user can no longer read its /proc/<pid>/environ or memory (the launcher also
+    takes every capability from them, so root's commands cannot either)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 class Cage:
     """The sandbox policy of this machine for one repository: built once, run many times."""
 
@@ -192,6 +209,8 @@ class Cage:
             notes.append(f"unbounded here: {'; '.join(missing)}")
         self.warning = "; ".join(notes) or None
         self._bwrap = bwrap
+        if self.isolation == "scrubbed":
+            _undumpable()
 
     @classmethod
     def for_host(cls, mode: SandboxMode, **kwargs: object) -> Cage:
@@ -223,6 +242,7 @@ class _Run:
         self.init_pid: int | None = None
         self.before = _fingerprints(job.project, job.protect)
         self.start_size = 0
+        self.release = self.done = -1
 
     def go(self) -> CageRun:
         started = time.monotonic()
@@ -245,6 +265,9 @@ class _Run:
                 code = None if ending else code
             return self._result(code, started, ending)
         finally:
+            for fd in (self.release, self.done):
+                if fd >= 0:
+                    os.close(fd)
             if self.cgroup is not None:
                 self.cgroup.kill_all()
                 self.cgroup.remove()
@@ -255,17 +278,22 @@ class _Run:
         env = self._env()
         self.start_size = self._disk()
         info_read, info_write = os.pipe()
-        inner = (
-            self._bwrap_argv(env, info_write)
-            if self.sandboxed
-            else ["/bin/sh", "-c", self.job.command]
-        )
+        release_read, self.release = os.pipe()
+        self.done, done_write = os.pipe()
+        inner = ["/bin/sh", "-c", self.job.command]
+        if self.sandboxed:
+            inner = self._bwrap_argv(env)
         config = {
             "cgroups": self.cgroup.procs_files() if self.cgroup else [],
             "rlimits": rlimits(self.limits, self.cage.enforcement, cgroup=self.cgroup is not None),
             "sandboxed": self.sandboxed,
+            # bubblewrap's info pipe, and the supervisor's two, at the numbers its argv names.
+            "fds": {INFO_FD: info_write, RELEASE_FD: release_read, DONE_FD: done_write}
+            if self.sandboxed
+            else {},
         }
         argv = [sys.executable, "-I", "-S", launch.__file__, json.dumps(config), "--", *inner]
+        passed = (info_write, release_read, done_write)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -275,14 +303,15 @@ class _Run:
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                pass_fds=(info_write,) if self.sandboxed else (),
+                pass_fds=passed if self.sandboxed else (),
             )
         except OSError as exc:
             sink.write(f"ourobot: {self.job.what} could not start: {exc}\n".encode())
             sink.flush()
             return None
         finally:
-            os.close(info_write)
+            for fd in passed:
+                os.close(fd)
         with os.fdopen(info_read, "rb") as info:
             self.init_pid = _sandbox_init(info) if self.sandboxed else None
         return proc
@@ -302,12 +331,12 @@ class _Run:
             **self.job.env,
         }
 
-    def _bwrap_argv(self, env: Mapping[str, str], info_fd: int) -> list[str]:
+    def _bwrap_argv(self, env: Mapping[str, str]) -> list[str]:
         assert self.cage._bwrap is not None
         job = self.job
         etc = write_etc(self.scratch / "etc", uid=os.getuid(), gid=os.getgid(), network=False)
         args = [self.cage._bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-                "--clearenv", "--cap-drop", "ALL", "--info-fd", str(info_fd),
+                "--clearenv", "--cap-drop", "ALL", "--info-fd", str(INFO_FD),
                 "--hostname", "sandbox", *system_args()]  # fmt: skip
         # The fresh /tmp first: a toolchain under the host's /tmp (a clone in /tmp/x and its
         # .venv) is then bound on top of it, not hidden beneath it.
@@ -327,13 +356,15 @@ class _Run:
         for relative in job.protect:
             if (job.project / relative).exists() or (job.project / relative).is_symlink():
                 args += ["--ro-bind", str(job.project / relative), f"{PROJECT_ROOT}/{relative}"]
-        args += mask_args(job.project, job.masked)
+        empty = self.scratch / "empty"
+        empty.touch()
+        args += mask_args(job.project, job.masked, empty)
         for path in job.writable_dirs:
             args += ["--bind", str(path), str(path)]
         for name, value in env.items():
             args += ["--setenv", name, value]
         args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", PROJECT_ROOT]
-        return [*args, "--", "/bin/sh", "-c", job.command]
+        return [*args, "--", "/bin/sh", "-c", SUPERVISOR, "sh", job.command]
 
     # ---- waiting ------------------------------------------------------------------------------
 
@@ -345,6 +376,12 @@ class _Run:
         next_slow = time.monotonic() + _SLOW_CHECK_S
         next_cancel = time.monotonic() + _CANCEL_EVERY_S
         while True:
+            if self._command_ended():
+                ending = self._tmp_full() or self._over_disk()
+                os.close(self.release)
+                self.release = -1
+                proc.wait()
+                return ending
             try:
                 proc.wait(timeout=_POLL_S)
                 return self._tmp_full() or self._over_disk() or None
@@ -369,6 +406,13 @@ class _Run:
                 next_cancel = now + _CANCEL_EVERY_S
                 if self.job.cancel():
                     return "cancel"
+
+    def _command_ended(self) -> bool:
+        """Whether the supervisor said the command ended (the sandbox then waits for us)."""
+        if not self.sandboxed or self.release < 0:
+            return False
+        ready, _, _ = select.select([self.done], [], [], 0)
+        return bool(ready)
 
     def _tmp_full(self) -> Literal["tmp"] | None:
         """Whether the sandbox's /tmp (seen through its init's root) is full."""

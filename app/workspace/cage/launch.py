@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import resource
@@ -48,9 +49,21 @@ def main(argv: list[str]) -> int:
             handle.write(str(os.getpid()))
     for name, value in config.get("rlimits", {}).items():
         resource.setrlimit(getattr(resource, name), (value, value))
+    _place_fds({int(target): source for target, source in config.get("fds", {}).items()})
     if config.get("sandboxed"):
         os.execve(command[0], command, {})  # noqa: S606 (bwrap, by absolute path)
     return _reap(command)
+
+
+def _place_fds(wanted: dict[int, int]) -> None:
+    """Give each inherited descriptor the number the command's argv names (via numbers no
+    target uses, so that no source is overwritten before it is moved)."""
+    parked = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 100) for target, source in wanted.items()}
+    for source in wanted.values():
+        os.close(source)
+    for target, fd in parked.items():
+        os.dup2(fd, target, inheritable=True)
+        os.close(fd)
 
 
 def _libc() -> ctypes.CDLL:

@@ -141,10 +141,10 @@ def etc_args(synthesized: dict[str, Path]) -> list[str]:
     return args
 
 
-def mask_args(project: Path, masked: Iterable[str]) -> list[str]:
-    """An empty, read-only file over each of the project's secret files (a folder gets an
-    empty tmpfs); a path that is not there, or is a link, is left alone (nothing to hide, and a
-    link is never followed out of the project)."""
+def mask_args(project: Path, masked: Iterable[str], empty: Path) -> list[str]:
+    """An empty, read-only file (`empty`) over each of the project's secret files (a folder
+    gets an empty tmpfs); a path that is not there, or is a link, is left alone (nothing to
+    hide, and a link is never followed out of the project)."""
     args: list[str] = []
     for relative in masked:
         host = project / relative
@@ -154,7 +154,7 @@ def mask_args(project: Path, masked: Iterable[str]) -> list[str]:
         if host.is_dir():
             args += ["--tmpfs", target, "--remount-ro", target]
         else:
-            args += ["--ro-bind", os.devnull, target]
+            args += ["--ro-bind", str(empty), target]
     return args
 
 
