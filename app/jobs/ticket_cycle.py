@@ -417,6 +417,7 @@ def summarize(result: CycleResult, ticket: Ticket, spent: tuple[int, int]) -> di
         "objective": outcome.objective,
         "error_class": result.error_class,
         "notes": result.notes,
+        "measured": result.measured,
         "model_calls": spent[0],
         "cost_micro_usd": spent[1],
     }

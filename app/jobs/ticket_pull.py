@@ -90,6 +90,17 @@ def pull_body(number: int, summary: Mapping[str, Any]) -> str:
         if row.get("refusals"):
             edits += f" (refused: {', '.join(row['refusals'][:3])})"
         lines.append(f"| {row['number']} | {row['phase']} | {edits} | {row['tests']} |")
+    measured = [str(line) for line in summary.get("measured") or []]
+    if measured:
+        lines += ["", "### What was measured", "", *[f"- {line}" for line in measured]]
+    unsandboxed = [str(n) for n in summary.get("notes") or [] if str(n).startswith("sandbox: ")]
+    if unsandboxed:
+        lines += [
+            "",
+            "### Sandbox",
+            "",
+            *[f"> **Warning:** {n.removeprefix('sandbox: ')}" for n in unsandboxed],
+        ]
     lines += [
         "",
         f"**Tests:** {summary.get('tests')} (baseline at the base: {summary.get('baseline')}).",

@@ -94,6 +94,7 @@ class CycleResult:
     review_rounds: int = 0
     plan: str | None = None
     notes: list[str] = field(default_factory=list)  # recovery, sandbox warning, planner
+    measured: list[str] = field(default_factory=list)  # how the green was proved
     error_class: str | None = None
     elapsed_s: float = 0.0
 
@@ -290,6 +291,8 @@ def _findings_feedback(review: PanelResult, secrets: Sequence[str]) -> str:
 
 def _conclude(result: CycleResult, work: WorkResult, baseline: Baseline) -> CycleResult:
     records = result.iterations
+    if work.stop == "green":
+        result.measured = list(work.measured)
     committed = [record for record in records if record.commit is not None]
     result.tests = committed[-1].tests if committed else "not-run"
     if work.stop == "green":
@@ -359,6 +362,7 @@ def record_cycle(
         "flags": [{"rule": f.rule, "path": f.path, "reason": f.reason} for f in result.flags],
         "review_rounds": result.review_rounds,
         "notes": result.notes,
+        "measured": result.measured,
         "model_calls": calls,
         "cost_micro_usd": spent,
         "elapsed_s": round(result.elapsed_s, 3),

@@ -93,6 +93,7 @@ class WorkResult:
     reason: str
     iterations: list[IterationRecord]
     last_run: CageRun | None = None
+    measured: list[str] = field(default_factory=list)  # how a green was proved
 
 
 def refused_by(records: Sequence[IterationRecord]) -> str:
@@ -138,6 +139,7 @@ class Implementer:
     nudged: bool = False
     tools_ok: bool = True
     records: list[IterationRecord] = field(default_factory=list)
+    measured: list[str] = field(default_factory=list)  # how the last green was proved
 
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
@@ -172,7 +174,7 @@ class Implementer:
             stop, feedback, run = outcome
             last_run = run or last_run
             if stop is not None:
-                return WorkResult(stop, _REASONS[stop], records, last_run)
+                return WorkResult(stop, _REASONS[stop], records, last_run, list(self.measured))
         return WorkResult(
             "exhausted",
             f"no passing, earned result within {iterations} iteration(s){refused_by(records)}",
@@ -242,9 +244,11 @@ class Implementer:
                 ),
                 run,
             )
-        proof = GreenProof(
+        prover = GreenProof(
             self.workspace, self.runner, self.baseline, time_left=self.time_left, cancel=self.cancel
-        ).check(run)
+        )
+        proof = prover.check(run)
+        self.measured = prover.measured
         if proof:
             self.workspace.reset(parent)  # the refused iteration is not on the branch
             record.commit = None
