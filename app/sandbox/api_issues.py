@@ -20,6 +20,7 @@ from app.sandbox.routing import (
     Services,
     actor,
     find_repo,
+    find_repo_checked,
     invalid,
     not_found,
     paginate,
@@ -94,11 +95,15 @@ def add_labels(call: Call, repo: Repo, issue: Issue, names: list[str], sender: U
         events.labeled(call.sb, "labeled", repo, issue, label, sender)
 
 
-def create_label(call: Call) -> Reply:
-    repo = find_repo(call, "write")
+def _label_body(call: Call) -> None:
     name = call.json_field("name")
     if not isinstance(name, str) or not name.strip():
         raise invalid("Label", "name", "missing_field")
+
+
+def create_label(call: Call) -> Reply:
+    repo = find_repo_checked(call, "write", _label_body)
+    name = str(call.json_field("name"))
     if name.lower() in repo.labels:
         raise invalid("Label", "name", "already_exists")
     color = str(call.json_field("color") or DEFAULT_LABEL_COLOR).lstrip("#")
