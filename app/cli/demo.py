@@ -35,6 +35,7 @@ from githubkit import GitHub, TokenAuthStrategy
 
 from app.cli import demo_script as script
 from app.cli.demo_record import RequestRecord, Scrubber
+from app.gate.merge import merge_commit_of
 from app.github_client import GitHubClients
 from app.settings import load_settings
 
@@ -481,10 +482,7 @@ class Demo:
             )
 
             def merged() -> str | None:
-                # githubkit's PullRequest model has no merge_commit_sha: read the JSON itself.
-                raw = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).json()
-                sha = raw.get("merge_commit_sha") if raw.get("merged") else None
-                return sha if isinstance(sha, str) else None
+                return merge_commit_of(self.maintainer, script.OWNER, script.REPO, pull)
 
             sha = wait_for(f"PR #{pull} to be merged by the gate", merged)
             note(f"merged with sha={head[:10]} pinned: {sha[:10]} on main; ticket closed")
