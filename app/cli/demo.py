@@ -10,7 +10,8 @@ destructive rewrite of the install guide is refused by the iteration guard every
 ticket ends labeled blocked with no pull request.
 
 `--json` makes the last stdout line the summary (`summary_json`); `--record DIR` writes every
-HTTP request the sandbox and the model servers received, secrets scrubbed (`demo_record`).
+HTTP request the sandbox and the model servers received (the sandbox's with its answer) and
+every webhook the sandbox sent, secrets scrubbed (`demo_record`).
 """
 
 from __future__ import annotations
@@ -282,8 +283,12 @@ class Demo:
             FakeModelServer,
         )
 
-        sink = self.record.sandbox_sink if self.record is not None else None
-        server = SandboxServer(data_dir=self.workdir / "sandbox", request_sink=sink)
+        record = self.record
+        server = SandboxServer(
+            data_dir=self.workdir / "sandbox",
+            request_sink=record.sandbox_sink if record is not None else None,
+            delivery_sink=record.webhook_sink if record is not None else None,
+        )
         self.scrubber.add(server.admin_token, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY)
         self.scrubber.add(self.status_token)
         if self.model is not None:
