@@ -173,9 +173,12 @@ def list_issues(call: Call) -> Reply:
 
 
 def _timestamp(value: str | None) -> float | None:
-    """An ISO 8601 `since`, as GitHub reads it (`Z` or an offset); 422 when unreadable."""
+    """An ISO 8601 `since`, as GitHub documents it (`YYYY-MM-DDTHH:MM:SSZ`, or an offset for
+    the `Z`); 422 when unreadable, a space for the `T` included (`str(datetime)`'s form)."""
     if not value:
         return None
+    if value[10:11] not in ("T", "t"):
+        raise invalid("Issue", "since", "invalid")
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

@@ -57,9 +57,10 @@ def description_path() -> Path:
         if digest != TARBALL_SHA256:
             raise Unavailable(f"{tarball.name} has SHA-256 {digest}, not the pinned one")
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".part")
+        # Whole or not at all, for a killed run or a second process fetching at the same time.
+        partial = target.with_name(f".{target.name}.{os.getpid()}.part")
         partial.write_bytes(_member(tarball))
-        partial.replace(target)  # whole or not at all, for a concurrent or killed run
+        partial.replace(target)
     return target
 
 
@@ -134,7 +135,12 @@ def _nullable_as_written(node: Any) -> None:
         return
     if "enum" in node and None not in node["enum"]:
         node["enum"] = [*node["enum"], None]
-    elif "type" not in node and "enum" not in node:
+    elif "type" in node or "enum" in node:
+        return
+    elif "anyOf" in node or "oneOf" in node:
+        key = "anyOf" if "anyOf" in node else "oneOf"
+        node[key] = [{"enum": [None]}, *node[key]]
+    else:
         rest = {k: v for k, v in node.items() if k != "nullable"}
         node.clear()
         node["anyOf"] = [{"enum": [None]}, rest]
