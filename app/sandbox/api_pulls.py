@@ -253,19 +253,25 @@ def _place(patch: str | None, line: int, side: str) -> tuple[str, int] | None:
     return None
 
 
+def _review_refused(reason: str) -> ApiError:
+    """A review GitHub will not create: its 422 lists plain strings (`validation-error-simple`
+    in its description), as "Line could not be resolved" does, not error objects."""
+    return ApiError(422, "Unprocessable Entity", errors=[reason])
+
+
 def _review_comments(
     call: Call, repo: Repo, issue: Issue, commit_id: str, review_id: int, sender: User
 ) -> list[ReviewComment]:
     raw = call.json_field("comments") or []
     if not isinstance(raw, list):
-        raise invalid("PullRequestReview", "comments")
+        raise _review_refused("comments must be a list")
     pull = issue.pull
     assert pull is not None
     by_path = {c.filename: c for c in pulls.files_at(repo, issue, pull, commit_id)}
     made = []
     for item in raw:
         if not isinstance(item, dict) or not isinstance(item.get("body"), str):
-            raise invalid("PullRequestReviewComment", "body", "missing_field")
+            raise _review_refused("a review comment needs a body")
         change = by_path.get(str(item.get("path")))
         if change is None:
             raise ApiError(422, "Unprocessable Entity", errors=["Path could not be resolved"])
@@ -301,14 +307,14 @@ def create_review(call: Call) -> Reply:
     sender = actor(call)
     event = call.json_field("event")
     if event is not None and event not in REVIEW_EVENTS:
-        raise invalid("PullRequestReview", "event")
+        raise _review_refused(f"event must be one of {', '.join(REVIEW_EVENTS)}")
     body = call.json_field("body") or ""
     if not isinstance(body, str):
-        raise invalid("PullRequestReview", "body")
+        raise _review_refused("body must be a string")
     if event in ("REQUEST_CHANGES", "COMMENT") and not body:
         # GitHub documents `body` as required for these two events; inline comments alone
         # do not stand in for it.
-        raise ApiError(422, "Unprocessable Entity", errors=["Body can't be blank"])
+        raise _review_refused("Body can't be blank")
     if issue.user.id == sender.id and event in ("APPROVE", "REQUEST_CHANGES"):
         verb = "approve" if event == "APPROVE" else "request changes on"
         raise ApiError(
@@ -316,7 +322,7 @@ def create_review(call: Call) -> Reply:
         )
     commit_id = call.json_field("commit_id") or pull.head_sha
     if not isinstance(commit_id, str) or call.sb.git(repo).resolve(commit_id) is None:
-        raise invalid("PullRequestReview", "commit_id")
+        raise _review_refused("commit_id does not name a commit of this repository")
     review_id = call.state.next_id()
     comments = _review_comments(call, repo, issue, commit_id, review_id, sender)
     state = REVIEW_EVENTS[event] if event else "PENDING"

@@ -108,6 +108,9 @@ def _schema_rule(error: ValidationError) -> str:
     return f"{place}: {error.message} [{error.validator}]"
 
 
+SLASHED = ("{path}", "{ref}", "{branch}")
+
+
 class Operations:
     """Which of the description's paths a request's path is, as GitHub routes it: a parameter
     is one path segment, except that the last one may span several (a file path, a ref such
@@ -122,7 +125,7 @@ class Operations:
             literal = [re.escape(p) for p in parts]
             rank = -sum(len(p) for p in parts)  # more literal text first
             self._narrow.append((rank, re.compile("^" + "[^/]+".join(literal) + "$"), template))
-            if len(parts) > 1 and template.endswith("}"):
+            if template.endswith(SLASHED):
                 wide = "[^/]+".join(literal[:-1]) + "(?P<last>.+)" + literal[-1]
                 self._wide.append((rank, re.compile(f"^{wide}$"), template))
         self._narrow.sort(key=lambda t: t[0])
