@@ -234,5 +234,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         f"{figures['webhooks']} webhook payloads validated in {figures['seconds']:.1f}s; "
         f"{len(figures['problems'])} problems"
     )
+    by_version: dict[str, list[str]] = {}
+    for name in sorted(operations):
+        version, operation = name.split(" ", 1)
+        by_version.setdefault(version, []).append(operation)
+    for version, names in sorted(by_version.items()):
+        terminalreporter.write_line(f"  {version} ({len(names)}): {', '.join(names)}")
     for reason, count in sorted(figures["not_checked"].items()):
         terminalreporter.write_line(f"  not checked: {count} x {reason}")
