@@ -4,6 +4,7 @@ the same one."""
 
 pytest_plugins: list[str] = [
     "tests.plugins.database",
+    "tests.plugins.github_traffic",
     "tests.plugins.sandbox",
     "tests.plugins.models",
     "tests.plugins.processes",

@@ -10,7 +10,8 @@ destructive rewrite of the install guide is refused by the iteration guard every
 ticket ends labeled blocked with no pull request.
 
 `--json` makes the last stdout line the summary (`summary_json`); `--record DIR` writes every
-HTTP request the sandbox and the model servers received, secrets scrubbed (`demo_record`).
+HTTP request the sandbox and the model servers received (the sandbox's with its answer) and
+every webhook the sandbox sent, secrets scrubbed (`demo_record`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from githubkit import GitHub, TokenAuthStrategy
 
 from app.cli import demo_script as script
 from app.cli.demo_record import RequestRecord, Scrubber
+from app.gate.merge import merge_commit_of
 from app.github_client import GitHubClients
 from app.settings import load_settings
 
@@ -281,8 +283,12 @@ class Demo:
             FakeModelServer,
         )
 
-        sink = self.record.sandbox_sink if self.record is not None else None
-        server = SandboxServer(data_dir=self.workdir / "sandbox", request_sink=sink)
+        record = self.record
+        server = SandboxServer(
+            data_dir=self.workdir / "sandbox",
+            request_sink=record.sandbox_sink if record is not None else None,
+            delivery_sink=record.webhook_sink if record is not None else None,
+        )
         self.scrubber.add(server.admin_token, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY)
         self.scrubber.add(self.status_token)
         if self.model is not None:
@@ -481,10 +487,7 @@ class Demo:
             )
 
             def merged() -> str | None:
-                # githubkit's PullRequest model has no merge_commit_sha: read the JSON itself.
-                raw = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).json()
-                sha = raw.get("merge_commit_sha") if raw.get("merged") else None
-                return sha if isinstance(sha, str) else None
+                return merge_commit_of(self.maintainer, script.OWNER, script.REPO, pull)
 
             sha = wait_for(f"PR #{pull} to be merged by the gate", merged)
             note(f"merged with sha={head[:10]} pinned: {sha[:10]} on main; ticket closed")

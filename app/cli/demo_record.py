@@ -1,5 +1,6 @@
 """`ourobot demo --record DIR`: every HTTP request the sandbox and the model servers received,
-as JSONL (`sandbox.jsonl`, `anthropic.jsonl`, `openai.jsonl`), with secrets scrubbed out.
+as JSONL (`sandbox.jsonl` with each answer, `anthropic.jsonl`, `openai.jsonl`), and every
+webhook the sandbox delivered (`webhooks.jsonl`), with secrets scrubbed out.
 
 Scrubbing is by rule, not by hope: credential headers are replaced whole; every secret the demo
 handed out (the webhook secret, the App's private key and each of its lines, the model keys,
@@ -30,6 +31,7 @@ _SHAPES = (
     re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
 )
 MIN_SECRET_CHARS = 8  # shorter "secrets" would scrub ordinary words
+_HEADERS = ("headers", "response_headers")
 
 
 class Scrubber:
@@ -68,8 +70,10 @@ class Scrubber:
         ]
 
     def entry(self, entry: dict[str, Any]) -> dict[str, Any]:
-        clean = {key: self.value(value) for key, value in entry.items() if key != "headers"}
-        clean["headers"] = self.headers(entry.get("headers", ()))
+        clean = {key: self.value(value) for key, value in entry.items() if key not in _HEADERS}
+        for key in _HEADERS:
+            if key in entry or key == "headers":
+                clean[key] = self.headers(entry.get(key, ()))
         return clean
 
 
@@ -94,6 +98,9 @@ class RequestRecord:
 
     def sandbox_sink(self, entry: dict[str, Any]) -> None:
         self.write("sandbox", entry)
+
+    def webhook_sink(self, entry: dict[str, Any]) -> None:
+        self.write("webhooks", entry)
 
     def model_requests(self, source: str, requests: Iterable[Any]) -> None:
         """The fake model servers' recorded requests (`RecordedRequest`), oldest first."""

@@ -10,6 +10,9 @@ is the tree that was tested. A difference is recorded as an alarm, never hidden.
 in between makes GitHub refuse (422) instead of merging the base into a head nobody looked at;
 the new head then goes through every check again.
 
+`merge_commit_of` names the commit a merged pull request made, for a merge whose answer is
+gone (a crash after the merge call) and for `/ourobot revert` later on.
+
 These functions hold no policy: whether to merge is `app.gate.decide`'s answer, and when to
 update the branch is `app.gate.next_step`'s.
 """
@@ -25,6 +28,11 @@ from githubkit.exception import RequestFailed
 MergeStatus = Literal["merged", "head-moved", "not-mergeable", "refused"]
 UpdateStatus = Literal["updated", "refused"]
 MergeMethod = Literal["merge", "squash", "rebase"]
+
+# The API version whose pull request still names its merge commit. ourobot speaks 2026-03-10
+# (githubkit's), which removed `merge_commit_sha`; GitHub serves 2022-11-28 for at least 24
+# months after 2026-03-10 came out, and answers 400, not a wrong commit, once it stops.
+MERGE_COMMIT_API_VERSION = "2022-11-28"
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,23 @@ def _message(exc: RequestFailed) -> str:
 
 def tree_of(github: GitHub[Any], owner: str, repo: str, sha: str) -> str:
     return str(github.rest.git.get_commit(owner, repo, sha).parsed_data.tree.sha)
+
+
+def merge_commit_of(github: GitHub[Any], owner: str, repo: str, number: int) -> str | None:
+    """The commit merged pull request `number` made on its base, or None if GitHub names none.
+
+    Asked with `X-GitHub-Api-Version: 2022-11-28` for this one call. The other two places
+    GitHub still gives it do not reach these callers: the merge call's answer (`sha`) is
+    used right after the merge, but it is exactly what a crash loses; the `pull_request.closed`
+    webhook arrives once, to the App only, while a revert comes later and may run in the
+    Action, and a recovery may be started by any event. This call answers for any merged pull
+    request at any time, in the App and in the Action alike."""
+    answer = github.rest.pulls.get(
+        owner, repo, number, headers={"X-GitHub-Api-Version": MERGE_COMMIT_API_VERSION}
+    )
+    raw = answer.json()
+    found = raw.get("merge_commit_sha") if isinstance(raw, dict) and raw.get("merged") else None
+    return found if isinstance(found, str) and found else None
 
 
 def merge_exact(

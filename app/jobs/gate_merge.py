@@ -23,7 +23,7 @@ from app.commands.status_comment import upsert_comment
 from app.controls.halt import check_halt
 from app.controls.ledger import Ledger, Outcome, Subject
 from app.gate import Decision
-from app.gate.merge import MergeResult, merge_exact, tree_of
+from app.gate.merge import MergeResult, merge_commit_of, merge_exact, tree_of
 from app.github_client import bot_login
 from app.jobs.context import JobContext, effect_done, once, record_effect
 from app.jobs.gate_snapshot import PullRef
@@ -135,10 +135,8 @@ def status_text(result: MergeResult, ticket: int | None) -> str:
 
 
 def _recovered(github: GitHub[Any], pull: PullRef, data: Any) -> MergeResult:
-    # githubkit's PullRequest model has no merge_commit_sha: read it from the JSON itself.
-    raw = github.rest.pulls.get(pull.owner, pull.name, pull.number).json()
-    found = raw.get("merge_commit_sha") if isinstance(raw, dict) else None
-    head, merged = data.head.sha, found if isinstance(found, str) else None
+    # The merge call's answer was lost with the run that made it: ask GitHub for the commit.
+    head, merged = data.head.sha, merge_commit_of(github, pull.owner, pull.name, pull.number)
     head_tree = tree_of(github, pull.owner, pull.name, head)
     merged_tree = tree_of(github, pull.owner, pull.name, merged) if merged else None
     return MergeResult("merged", "merged (finished later)", head, merged, head_tree, merged_tree)

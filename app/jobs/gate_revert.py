@@ -17,6 +17,7 @@ from typing import Any
 from githubkit import GitHub
 
 from app.controls.halt import check_halt
+from app.gate.merge import merge_commit_of
 from app.guards.result import markdown_cell
 from app.jobs.context import JobContext
 from app.jobs.gate_snapshot import PullRef
@@ -54,9 +55,8 @@ def open_revert(
     ).parsed_data
     if existing:
         return f"The revert of #{pull.number} is already open: #{existing[0].number}."
-    raw = github.rest.pulls.get(pull.owner, pull.name, pull.number).json()
-    merged = raw.get("merge_commit_sha") if isinstance(raw, dict) else None
-    if not isinstance(merged, str):
+    merged = merge_commit_of(github, pull.owner, pull.name, pull.number)
+    if merged is None:
         raise RevertRefused("GitHub does not say which commit the merge made")
     base = data.base.ref
     repository = github.rest.repos.get(pull.owner, pull.name).parsed_data

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from githubkit import GitHub
 from sqlalchemy import select
@@ -264,11 +264,12 @@ def _already_opened(
     owner, name = repo.split("/", 1)
     prefix = f"<!-- ourobot:scout.{digest}."
     # Some minutes of margin: GitHub's clock and ours need not agree to the second.
-    after = since - timedelta(minutes=5)
+    after = github_timestamp(since - timedelta(minutes=5))
     found: dict[str, int] = {}
     for page in range(1, MAX_ISSUE_PAGES + 1):
-        listed: Any = github.rest.issues.list_for_repo(
-            owner, name, state="all", creator=bot, since=after, per_page=PER_PAGE, page=page
+        listed: Any = github.rest.issues.list_for_repo(  # `since` typed datetime; sent as text
+            owner, name, state="all", creator=bot, since=cast(Any, after), per_page=PER_PAGE,
+            page=page,
         )
         items: list[Any] = listed.parsed_data
         for item in items:
@@ -280,6 +281,12 @@ def _already_opened(
         if len(items) < PER_PAGE:
             break
     return found
+
+
+def github_timestamp(moment: datetime) -> str:
+    """`moment` as GitHub documents a timestamp parameter (`YYYY-MM-DDTHH:MM:SSZ`). githubkit
+    sends a datetime query parameter as `str(datetime)`, with a space where the `T` goes."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def run_digest(run_key: str) -> str:

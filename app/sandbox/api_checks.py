@@ -4,6 +4,7 @@ the Actions stand-in shares with them to record a check run and emit its webhook
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from starlette.routing import Route
@@ -16,6 +17,7 @@ from app.sandbox.routing import (
     Services,
     actor,
     find_repo,
+    find_repo_checked,
     invalid,
     not_found,
     paginate,
@@ -151,9 +153,8 @@ def _find_run(call: Call, repo: Repo) -> CheckRun:
 
 # ----- check run routes ---------------------------------------------------------------------------
 def create_run(call: Call) -> Reply:
-    repo = find_repo(call, "write")
+    repo = find_repo_checked(call, "write", partial(_validate, creating=True))
     app = _require_app(call)
-    _validate(call, creating=True)
     head_sha = call.json_field("head_sha")
     if not isinstance(head_sha, str) or call.sb.git(repo).resolve(head_sha) != head_sha:
         raise ApiError(422, f"No commit found for SHA: {head_sha}")
@@ -252,14 +253,17 @@ def list_runs_for_ref(call: Call) -> Reply:
 
 
 # ----- commit statuses ----------------------------------------------------------------------------
+def _status_body(call: Call) -> None:
+    if call.json_field("state") not in STATUS_STATES:
+        raise invalid("Status", "state")
+
+
 def create_status(call: Call) -> Reply:
-    repo = find_repo(call, "write")
+    repo = find_repo_checked(call, "write", _status_body)
     sha = call.params["sha"]
     if call.sb.git(repo).resolve(sha) != sha:
         raise ApiError(422, f"No commit found for SHA: {sha}")
     state = call.json_field("state")
-    if state not in STATUS_STATES:
-        raise invalid("Status", "state")
     record = CommitStatus(
         id=call.state.next_id(),
         repo_id=repo.id,

@@ -20,6 +20,7 @@ from app.sandbox.routing import (
     Services,
     actor,
     find_repo,
+    find_repo_checked,
     invalid,
     not_found,
     paginate,
@@ -94,11 +95,15 @@ def add_labels(call: Call, repo: Repo, issue: Issue, names: list[str], sender: U
         events.labeled(call.sb, "labeled", repo, issue, label, sender)
 
 
-def create_label(call: Call) -> Reply:
-    repo = find_repo(call, "write")
+def _label_body(call: Call) -> None:
     name = call.json_field("name")
     if not isinstance(name, str) or not name.strip():
         raise invalid("Label", "name", "missing_field")
+
+
+def create_label(call: Call) -> Reply:
+    repo = find_repo_checked(call, "write", _label_body)
+    name = str(call.json_field("name"))
     if name.lower() in repo.labels:
         raise invalid("Label", "name", "already_exists")
     color = str(call.json_field("color") or DEFAULT_LABEL_COLOR).lstrip("#")
@@ -168,9 +173,12 @@ def list_issues(call: Call) -> Reply:
 
 
 def _timestamp(value: str | None) -> float | None:
-    """An ISO 8601 `since`, as GitHub reads it (`Z` or an offset); 422 when unreadable."""
+    """An ISO 8601 `since`, as GitHub documents it (`YYYY-MM-DDTHH:MM:SSZ`, or an offset for
+    the `Z`); 422 when unreadable, a space for the `T` included (`str(datetime)`'s form)."""
     if not value:
         return None
+    if value[10:11] not in ("T", "t"):
+        raise invalid("Issue", "since", "invalid")
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

@@ -23,6 +23,7 @@ from app.sandbox.routing import (
     Services,
     actor,
     find_repo,
+    find_repo_checked,
     invalid,
     not_found,
     paginate,
@@ -222,13 +223,17 @@ def list_commits(call: Call) -> Reply:
 
 
 # ----- reviews ------------------------------------------------------------------------------------
-def _hunk_for(patch: str | None, line: int, side: str) -> str | None:
-    """The diff hunk text up to `line` on `side`, or None if the line is not in the diff."""
+def _place(patch: str | None, line: int, side: str) -> tuple[str, int] | None:
+    """Where `line` on `side` sits in a file's diff: the hunk text up to it, and its `position`
+    (GitHub counts lines down from the file's first `@@` header, later headers included, the
+    line below the first header being 1). None if the line is not in the diff."""
     if patch is None:
         return None
     hunk: list[str] = []
-    old = new = 0
+    old = new = position = 0
     for text in patch.splitlines():
+        if hunk:
+            position += 1
         match = _HUNK.match(text)
         if match:
             hunk, old, new = [text], int(match.group(1)), int(match.group(3))
@@ -238,9 +243,9 @@ def _hunk_for(patch: str | None, line: int, side: str) -> str | None:
         hunk.append(text)
         marker = text[:1]
         if marker in ("-", " ") and side == "LEFT" and old == line:
-            return "\n".join(hunk)
+            return "\n".join(hunk), position
         if marker in ("+", " ") and side == "RIGHT" and new == line:
-            return "\n".join(hunk)
+            return "\n".join(hunk), position
         if marker in ("-", " "):
             old += 1
         if marker in ("+", " "):
@@ -248,27 +253,34 @@ def _hunk_for(patch: str | None, line: int, side: str) -> str | None:
     return None
 
 
+def _review_refused(reason: str) -> ApiError:
+    """A review GitHub will not create: its 422 lists plain strings (`validation-error-simple`
+    in its description), as "Line could not be resolved" does, not error objects."""
+    return ApiError(422, "Unprocessable Entity", errors=[reason])
+
+
 def _review_comments(
     call: Call, repo: Repo, issue: Issue, commit_id: str, review_id: int, sender: User
 ) -> list[ReviewComment]:
     raw = call.json_field("comments") or []
     if not isinstance(raw, list):
-        raise invalid("PullRequestReview", "comments")
+        raise _review_refused("comments must be a list")
     pull = issue.pull
     assert pull is not None
     by_path = {c.filename: c for c in pulls.files_at(repo, issue, pull, commit_id)}
     made = []
     for item in raw:
         if not isinstance(item, dict) or not isinstance(item.get("body"), str):
-            raise invalid("PullRequestReviewComment", "body", "missing_field")
+            raise _review_refused("a review comment needs a body")
         change = by_path.get(str(item.get("path")))
         if change is None:
             raise ApiError(422, "Unprocessable Entity", errors=["Path could not be resolved"])
         side = str(item.get("side") or "RIGHT").upper()
         line = item.get("line")
-        hunk = _hunk_for(change.patch, line, side) if isinstance(line, int) else None
-        if hunk is None or not isinstance(line, int):
+        placed = _place(change.patch, line, side) if isinstance(line, int) else None
+        if placed is None or not isinstance(line, int):
             raise ApiError(422, "Unprocessable Entity", errors=["Line could not be resolved"])
+        hunk, position = placed
         start = item.get("start_line")
         made.append(
             ReviewComment(
@@ -283,6 +295,7 @@ def _review_comments(
                 commit_id,
                 hunk,
                 call.state.now(),
+                position,
             )
         )
     return made
@@ -294,10 +307,14 @@ def create_review(call: Call) -> Reply:
     sender = actor(call)
     event = call.json_field("event")
     if event is not None and event not in REVIEW_EVENTS:
-        raise invalid("PullRequestReview", "event")
+        raise _review_refused(f"event must be one of {', '.join(REVIEW_EVENTS)}")
     body = call.json_field("body") or ""
     if not isinstance(body, str):
-        raise invalid("PullRequestReview", "body")
+        raise _review_refused("body must be a string")
+    if event in ("REQUEST_CHANGES", "COMMENT") and not body:
+        # GitHub documents `body` as required for these two events; inline comments alone
+        # do not stand in for it.
+        raise _review_refused("Body can't be blank")
     if issue.user.id == sender.id and event in ("APPROVE", "REQUEST_CHANGES"):
         verb = "approve" if event == "APPROVE" else "request changes on"
         raise ApiError(
@@ -305,11 +322,9 @@ def create_review(call: Call) -> Reply:
         )
     commit_id = call.json_field("commit_id") or pull.head_sha
     if not isinstance(commit_id, str) or call.sb.git(repo).resolve(commit_id) is None:
-        raise invalid("PullRequestReview", "commit_id")
+        raise _review_refused("commit_id does not name a commit of this repository")
     review_id = call.state.next_id()
     comments = _review_comments(call, repo, issue, commit_id, review_id, sender)
-    if event in ("REQUEST_CHANGES", "COMMENT") and not body and not comments:
-        raise ApiError(422, "Unprocessable Entity", errors=["Body can't be blank"])
     state = REVIEW_EVENTS[event] if event else "PENDING"
     review = Review(
         review_id,
@@ -349,12 +364,15 @@ def get_review(call: Call) -> Reply:
     return Reply(body=review_json(call.state, repo, issue, _find_review(call, pull)))
 
 
-def dismiss_review(call: Call) -> Reply:
-    repo = find_repo(call, "write")
-    issue, pull = find_pull(call, repo)
-    review = _find_review(call, pull)
+def _dismissal_body(call: Call) -> None:
     if not isinstance(call.json_field("message"), str):
         raise invalid("PullRequestReview", "message", "missing_field")
+
+
+def dismiss_review(call: Call) -> Reply:
+    repo = find_repo_checked(call, "write", _dismissal_body)
+    issue, pull = find_pull(call, repo)
+    review = _find_review(call, pull)
     if review.state not in ("APPROVED", "CHANGES_REQUESTED"):
         kind = "pending" if review.state == "PENDING" else "commented"
         raise ApiError(422, f"Can not dismiss a {kind} pull request review")
@@ -392,13 +410,16 @@ def _merge_texts(call: Call, repo: Repo, issue: Issue, pull: Pull, method: str) 
     )
 
 
+def _merge_body(call: Call) -> None:
+    if (call.json_field("merge_method") or "merge") not in MERGE_METHODS:
+        raise invalid("PullRequest", "merge_method")
+
+
 def merge_pull(call: Call) -> Reply:
-    repo = find_repo(call, "write")
+    repo = find_repo_checked(call, "write", _merge_body)
     issue, pull = find_pull(call, repo)
     sender = actor(call)
     method = call.json_field("merge_method") or "merge"
-    if method not in MERGE_METHODS:
-        raise invalid("PullRequest", "merge_method")
     if pull.merged or issue.state != "open":
         raise ApiError(405, "Pull Request is not mergeable")
     expected = call.json_field("sha")

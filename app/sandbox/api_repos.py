@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from app.sandbox import auth, pushes
+from app.sandbox import auth, pushes, versions
 from app.sandbox.auth import Identity
 from app.sandbox.gitops import ZERO_SHA, GitError, RefUpdate, UnknownRevision
 from app.sandbox.routing import (
@@ -79,7 +79,14 @@ def get_contents(call: Call) -> Reply:
         raise not_found()
     if entry.type == "dir":
         listing = git.list_tree(sha, path) or []
-        return Reply(body=[content_entry_json(call.state, repo, ref, e) for e in listing])
+        body = [content_entry_json(call.state, repo, ref, e) for e in listing]
+        if call.api_version == versions.V2022:
+            # 2022-11-28 lists a submodule as a "file", for backwards compatibility; 2026-03-10
+            # says "submodule" (changeset return_submodule_type_for_submodules_in_directory_lists).
+            for item in body:
+                if item["type"] == "submodule":
+                    item["type"] = "file"
+        return Reply(body=body)
     content = git.read_blob(sha, path) if entry.type in ("file", "symlink") else None
     if call.accepts(RAW_MEDIA) and entry.type == "file" and content is not None:
         return Reply(raw=content, media_type=RAW_MEDIA)

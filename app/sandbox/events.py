@@ -116,11 +116,16 @@ def pull_request_review(
     _send(sb, "pull_request_review", repo, sender, payload)
 
 
+def suite_node_id(suite_id: int) -> str:
+    """The same node id in `check_run` and `check_suite` events (GitHub's schema: a string)."""
+    return f"CS_{suite_id}"
+
+
 def check_run(sb: Services, action: str, repo: Repo, run: CheckRun, sender: User) -> None:
     body = check_run_json(sb.state, repo, run)
     body["check_suite"] = {
         "id": run.suite_id,
-        "node_id": None,
+        "node_id": suite_node_id(run.suite_id),
         "head_branch": None,
         "head_sha": run.head_sha,
         "status": run.status,
@@ -161,7 +166,7 @@ def check_suite_completed(sb: Services, repo: Repo, run: CheckRun, sender: User)
     api = f"{sb.state.base_url}/repos/{repo.full_name}"
     suite = {
         "id": run.suite_id,
-        "node_id": f"CS_{run.suite_id}",
+        "node_id": suite_node_id(run.suite_id),
         "head_branch": None,
         "head_sha": run.head_sha,
         "status": "completed",

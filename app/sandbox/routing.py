@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.sandbox import auth, permissions
+from app.sandbox import auth, permissions, versions
 from app.sandbox.auth import AuthError, Identity
 from app.sandbox.faults import FaultBook
 from app.sandbox.gitops import BareRepo
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 DOCS = "https://docs.github.com/rest"
 ANONYMOUS_LIMIT = 60
 MAX_PER_PAGE = 100
-DEFAULT_API_VERSION = "2022-11-28"
 
 
 class ApiError(Exception):
@@ -112,6 +111,7 @@ class Call:
     query: QueryParams
     headers: dict[str, str]
     body: Any
+    api_version: str = versions.DEFAULT  # what `X-GitHub-Api-Version` asked for
 
     @property
     def state(self) -> SandboxState:
@@ -168,6 +168,18 @@ def find_repo(call: Call, minimum: str = "read") -> Repo:
     repo = call.state.repo(call.params["owner"], call.params["repo"])
     if repo is None:
         raise not_found()
+    require_level(call, repo, minimum)
+    return repo
+
+
+def find_repo_checked(call: Call, minimum: str, check_body: Callable[[Call], None]) -> Repo:
+    """`find_repo` for a write whose body GitHub validates first: a caller who cannot see the
+    repo gets 404 and an anonymous one 401, then an invalid body 422, and only then a caller
+    below `minimum` 403 (GitHub checks a request against its schema before its permission)."""
+    repo = find_repo(call)
+    if call.identity.kind == "anonymous":
+        raise ApiError(401, "Requires authentication")
+    check_body(call)
     require_level(call, repo, minimum)
     return repo
 
@@ -268,10 +280,15 @@ def rest_route(
                 **FaultBook.rate_headers(window, limit),
                 "x-github-request-id": uuid.uuid4().hex[:20].upper(),
                 "x-github-media-type": "github.v3; format=json",
-                "x-github-api-version-selected": request.headers.get(
-                    "x-github-api-version", DEFAULT_API_VERSION
-                ),
             }
+        try:
+            # GitHub refuses an unsupported version before it looks at anything else.
+            version = versions.requested(request.headers.get(versions.HEADER))
+        except versions.UnsupportedVersion as exc:
+            refusal = ApiError(400, str(exc), docs=versions.DOCS)
+            return _Outcome(reply=Reply(400, refusal.body()), headers=headers)
+        headers["x-github-api-version-selected"] = version
+        with sb.state.lock:
             fault = sb.faults.pick(method, request.url.path, token)
         if fault is not None:
             fr = FaultBook.reply(fault, key, limit)
@@ -308,15 +325,18 @@ def rest_route(
             query=request.query_params,
             headers={k.lower(): v for k, v in request.headers.items()},
             body=body,
+            api_version=version,
         )
         return _Outcome(call=call, delay_s=delay, headers=headers)
 
     def handle(call: Call) -> Reply:
         with sb.state.lock:
             try:
-                return handler(call)
+                reply = handler(call)
             except ApiError as exc:
                 return Reply(exc.status, exc.body(), exc.headers)
+        reply.body = versions.shape(reply.body, call.api_version)
+        return reply
 
     async def endpoint(request: Request) -> Response:
         raw = await request.body()

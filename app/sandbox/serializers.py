@@ -534,11 +534,12 @@ def review_comment_json(
         "node_id": node_id("PullRequestReviewComment", comment.id),
         "diff_hunk": comment.diff_hunk,
         "path": comment.path,
-        "position": None,
-        "original_position": None,
+        # Comments are made on the head they name and never replied to here, so the original
+        # place is the place, and there is no `in_reply_to_id` (GitHub leaves it out).
+        "position": comment.position,
+        "original_position": comment.position,
         "commit_id": comment.commit_id,
         "original_commit_id": comment.commit_id,
-        "in_reply_to_id": None,
         "user": user_json(state, comment.user),
         "body": comment.body,
         "created_at": iso(comment.created_at),

@@ -39,7 +39,7 @@ from app.sandbox.git_http import AuthDecision, GitHttp
 from app.sandbox.gitops import RefUpdate
 from app.sandbox.routing import Services, fallback_routes
 from app.sandbox.state import DEFAULT_TOKEN_TTL_S, SandboxState
-from app.sandbox.tap import RequestSink, RequestTap
+from app.sandbox.tap import DeliverySink, RequestSink, RequestTap
 from app.sandbox.webhooks import WebhookDispatcher
 
 START_TIMEOUT_S = 15.0
@@ -93,6 +93,7 @@ class SandboxServer:
         fault_seed: int = 0,
         app_slug: str = "ourobot-sandbox",
         request_sink: RequestSink | None = None,
+        delivery_sink: DeliverySink | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -103,6 +104,7 @@ class SandboxServer:
         self._fault_seed = fault_seed
         self._app_slug = app_slug
         self._request_sink = request_sink
+        self._delivery_sink = delivery_sink
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.services: Services | None = None
@@ -122,7 +124,7 @@ class SandboxServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         state = SandboxState(self.data_dir, app_slug=self._app_slug, token_ttl_s=self._token_ttl_s)
         self._write_key(state.app.private_key_pem)
-        hooks = WebhookDispatcher(state)
+        hooks = WebhookDispatcher(state, self._delivery_sink)
         ci = CiRunner()
         sb = Services(state, hooks, FaultBook(seed=self._fault_seed), ci)
         self.services = sb

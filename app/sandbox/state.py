@@ -128,6 +128,7 @@ class ReviewComment:
     commit_id: str
     diff_hunk: str
     created_at: float
+    position: int  # the line's place in the file's diff, as GitHub counts it
 
 
 @dataclass

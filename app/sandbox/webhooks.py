@@ -17,6 +17,7 @@ import httpx
 
 from app.sandbox.serial import SerialWorker
 from app.sandbox.state import Attempt, SandboxState
+from app.sandbox.tap import DeliverySink
 
 USER_AGENT = "GitHub-Hookshot/sandbox"
 DELIVERY_TIMEOUT_S = 10.0  # GitHub gives a receiver 10 s
@@ -38,8 +39,9 @@ def encode_payload(payload: dict[str, Any]) -> bytes:
 class WebhookDispatcher:
     """Queues attempts and delivers them from one thread, so order is preserved."""
 
-    def __init__(self, state: SandboxState) -> None:
+    def __init__(self, state: SandboxState, sink: DeliverySink | None = None) -> None:
         self._state = state
+        self._sink = sink  # told of every attempt once it was made
         self._worker = SerialWorker(
             "sandbox-webhooks", self._deliver, stop_timeout_s=DELIVERY_TIMEOUT_S + 5
         )
@@ -154,3 +156,19 @@ class WebhookDispatcher:
             attempt.request_headers = headers
             attempt.response_headers = response_headers
             attempt.response_body = response_body
+        if self._sink is not None:
+            self._sink(_entry(attempt, headers, url))
+
+
+def _entry(attempt: Attempt, headers: dict[str, str], url: str) -> dict[str, Any]:
+    return {
+        "t": round(attempt.created_at, 3),
+        "event": attempt.event,
+        "action": attempt.action,
+        "guid": attempt.guid,
+        "redelivery": attempt.redelivery,
+        "url": url,
+        "headers": list(headers.items()),
+        "body": attempt.body.decode("utf-8"),
+        "status": attempt.status_code,
+    }

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.cli.demo_record import REDACTED, RequestRecord, Scrubber
+from tests.plugins.github_traffic import TrafficLog
 
 OUROBOT = Path(sys.executable).parent / "ourobot"
 # Secrets in the environment `ourobot demo` is started from: none may reach the record.
@@ -81,11 +82,17 @@ def run_demo(keep: Path, record: Path, env: dict[str, str]) -> subprocess.Comple
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+def demo(
+    tmp_path_factory: pytest.TempPathFactory,
+    github_traffic: TrafficLog,
+    request: pytest.FixtureRequest,
+) -> DemoRun:
     """One embedded demo run (about a minute), kept, shared by the tests that read it."""
     base = tmp_path_factory.mktemp("demo")
     keep, record = base / "demo", base / "record"
-    return DemoRun(run_demo(keep, record, demo_env()), keep, record)
+    run = DemoRun(run_demo(keep, record, demo_env()), keep, record)
+    github_traffic.include_record(record, request.node.nodeid)  # checked against GitHub's
+    return run
 
 
 def operator(demo: DemoRun, *args: str) -> dict:
@@ -145,7 +152,7 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(demo: DemoRun):
         assert "authorization" not in config
     # The record: every request the sandbox and both model servers received, no secret in it.
     files = {path.name: path.read_text() for path in record.glob("*.jsonl")}
-    assert set(files) == {"sandbox.jsonl", "anthropic.jsonl", "openai.jsonl"}
+    assert set(files) == {"sandbox.jsonl", "webhooks.jsonl", "anthropic.jsonl", "openai.jsonl"}
     rows = {name: [json.loads(line) for line in text.splitlines()] for name, text in files.items()}
     assert len(rows["sandbox.jsonl"]) > summary["api_requests"]  # REST, git and control
     assert any(r["path"].endswith("/git-receive-pack") for r in rows["sandbox.jsonl"])
@@ -234,9 +241,12 @@ def test_the_status_page_shows_the_demos_cycles_with_their_outcomes(demo: DemoRu
 
 
 @pytest.mark.slow
-def test_in_redis_mode_a_real_worker_runs_the_same_scenario(tmp_path, redis_server):
+def test_in_redis_mode_a_real_worker_runs_the_same_scenario(
+    tmp_path, redis_server, github_traffic: TrafficLog, request: pytest.FixtureRequest
+):
     keep, record = tmp_path / "demo", tmp_path / "record"
     proc = run_demo(keep, record, demo_env(OUROBOT_REDIS_URL=redis_server.url))
+    github_traffic.include_record(record, request.node.nodeid)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     first, second = json.loads(proc.stdout.splitlines()[-1])["tickets"]
     assert first["outcome"] == "merged" and re.fullmatch(r"[0-9a-f]{40}", first["merged_sha"])

@@ -30,6 +30,7 @@ from githubkit.webhooks import verify
 
 from app.sandbox.control import SandboxControl
 from app.sandbox.server import SandboxServer
+from tests.plugins.github_traffic import TrafficLog
 
 SEED_FILES = {
     "README.md": "# demo\n\nA tiny project the sandbox seeds repositories with.\n",
@@ -181,8 +182,15 @@ class SandboxHandle:
 
 
 @pytest.fixture(scope="session")
-def sandbox_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxServer]:
-    server = SandboxServer(data_dir=tmp_path_factory.mktemp("sandbox-data")).start()
+def sandbox_server(
+    tmp_path_factory: pytest.TempPathFactory, github_traffic: TrafficLog
+) -> Iterator[SandboxServer]:
+    server = SandboxServer(
+        data_dir=tmp_path_factory.mktemp("sandbox-data"),
+        # What the covered tests send and get, for the check against GitHub's description.
+        request_sink=github_traffic.request,
+        delivery_sink=github_traffic.delivery,
+    ).start()
     yield server
     server.stop()
 

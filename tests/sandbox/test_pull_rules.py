@@ -173,12 +173,23 @@ def test_review_rules(
         ({"path": "nope.py", "line": 1, "body": "x"}, "Path could not be resolved"),
     ):
         with pytest.raises(RequestFailed) as refused:
-            owner.rest.pulls.create_review(o, r, number, event="COMMENT", comments=[bad])
+            owner.rest.pulls.create_review(
+                o, r, number, event="COMMENT", body="see inline", comments=[bad]
+            )
         assert _error(refused)[0] == 422
         assert message in _error(refused)[1]["errors"]
     removed_line = {"path": "calc/ops.py", "line": 2, "side": "LEFT", "body": "old"}
+    # GitHub requires a body for COMMENT and REQUEST_CHANGES: inline comments do not stand in.
+    for event in ("COMMENT", "REQUEST_CHANGES"):
+        with pytest.raises(RequestFailed) as blank:
+            owner.rest.pulls.create_review(
+                o, r, number, commit_id=head, event=event, comments=[removed_line]
+            )
+        assert _error(blank)[0] == 422
+        assert _error(blank)[1]["errors"] == ["Body can't be blank"]
+    assert bot.rest.pulls.list_reviews(o, r, number).parsed_data == []
     comment = owner.rest.pulls.create_review(
-        o, r, number, commit_id=head, event="COMMENT", comments=[removed_line]
+        o, r, number, commit_id=head, event="COMMENT", body="see inline", comments=[removed_line]
     ).parsed_data
     assert comment.state == "COMMENTED"
     with pytest.raises(RequestFailed) as not_dismissable:
@@ -188,8 +199,14 @@ def test_review_rules(
     assert approval.commit_id == head
     dismissed = bot.rest.pulls.dismiss_review(o, r, number, approval.id, message="stale")
     assert dismissed.parsed_data.state == "DISMISSED"
-    inline = bot.rest.pulls.list_review_comments(o, r, number).parsed_data
+    listed = bot.rest.pulls.list_review_comments(o, r, number)
+    inline = listed.parsed_data
     assert [(c.path, c.line, c.side) for c in inline] == [("calc/ops.py", 2, "LEFT")]
+    # GitHub's position: lines down from the file's first `@@` (its line 1 is the next line);
+    # a comment that answers none has no `in_reply_to_id` at all.
+    raw = listed.json()[0]
+    assert (raw["position"], raw["original_position"]) == (2, 2)
+    assert "in_reply_to_id" not in raw
 
 
 def test_pull_needs_an_existing_head_and_commits(

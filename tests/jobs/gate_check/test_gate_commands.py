@@ -101,6 +101,8 @@ def test_revert_opens_a_pull_request_that_goes_through_the_gates(gate: GateWorld
     number = int(reply.removeprefix("Opened #").split(" ", 1)[0])
     revert = gate.bot.rest.pulls.get(gate.o, gate.r, number).parsed_data
     assert revert.head.ref == f"ourobot/revert-{gate.number}" and revert.base.ref == "main"
+    # The commit it reverts is the one the merge made, though 2026-03-10 pulls do not name it.
+    assert f"(merged as `{merged.merged_sha}`)" in (revert.body or "")
     files = gate.bot.rest.pulls.list_files(gate.o, gate.r, number).parsed_data
     assert [(f.filename, f.status) for f in files] == [("calc/extra.py", "removed")]
     # Asking again finds it; the revert itself waits for every check like any change.

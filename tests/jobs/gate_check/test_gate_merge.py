@@ -1,6 +1,6 @@
 """The gate end to end on the sandbox: what merges (exactly H, its tree, with a ledger row) and
 the races around it (a push after the approval, a push during the merge call, the base moving,
-two events at once)."""
+two events at once), and a merge whose run died before it finished."""
 
 from __future__ import annotations
 
@@ -50,6 +50,26 @@ def test_everything_met_merges_h_with_its_tree_and_a_ledger_row(gate: GateWorld)
     assert again.skipped == "the pull request is merged"
     assert gate.merge_calls() == 1
     assert len([e for e in gate.merges_in_ledger() if e.outcome.artifact == "merged"]) == 1
+
+
+def test_a_merge_whose_run_died_is_finished_later_with_the_commit_it_made(gate: GateWorld) -> None:
+    gate.green()
+    gate.review()
+    # The merge call went through as ourobot, but its answer died with the run that made it.
+    made = gate.bot.rest.pulls.merge(gate.o, gate.r, gate.number, sha=gate.head,
+                                     merge_method="squash").parsed_data.sha  # fmt: skip
+    # ourobot speaks 2026-03-10, where a pull request no longer names its merge commit.
+    assert "merge_commit_sha" not in gate.bot.rest.pulls.get(gate.o, gate.r, gate.number).json()
+    result = gate.evaluate()
+    assert result.skipped == "the pull request is merged" and gate.merge_calls() == 1
+    [row] = [e for e in gate.merges_in_ledger() if e.outcome.artifact == "merged"]
+    assert row.detail["message"] == "merged (finished later)"
+    assert row.detail["merged_sha"] == made and row.detail["tree_matches"] is True
+    assert (row.outcome.objective, row.error_class) == ("met", None)
+    comments = gate.bot.rest.issues.list_comments(gate.o, gate.r, gate.number).parsed_data
+    assert any(f"as `{made}`" in (c.body or "") for c in comments)
+    ticket = gate.bot.rest.issues.get(gate.o, gate.r, gate.ticket).parsed_data
+    assert ticket.state == "closed"
 
 
 def test_a_push_after_the_approval_waits_for_a_new_approval_of_the_new_head(
