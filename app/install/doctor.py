@@ -42,6 +42,7 @@ def run_checks(settings: Settings) -> Iterator[Check]:
         ("data dir", data_dir_writable),
         ("database", database_migrates),
         ("model keys", model_keys),
+        ("sandbox", sandbox),
     )
     for name, check in checks:
         try:
@@ -160,6 +161,15 @@ def model_keys(settings: Settings) -> tuple[Status, str]:
             "report incomplete until one is set"
         )
     return "ok", ", ".join(found) + " set"
+
+
+def sandbox(settings: Settings) -> tuple[Status, str]:
+    from app.install.sandbox_probe import sandbox_end_to_end  # bubblewrap: only when checked
+
+    status, detail = sandbox_end_to_end(settings)
+    if status == "FAIL":
+        raise Failed(detail)
+    return "ok", detail
 
 
 def _first_line(exc: BaseException) -> str:

@@ -34,7 +34,7 @@ from app.loop.proof import Baseline
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.workspace.suite import SuiteRunner
-from app.workspace.worktree import Workspace, open_workspace
+from app.workspace.worktree import Workspace, WorkspaceError, open_workspace
 from reviewers.model_client import ModelClient
 from reviewers.prompts import Untrusted, fence
 from reviewers.result import PanelResult
@@ -144,21 +144,39 @@ def run_cycle(request: CycleRequest, deps: CycleDeps) -> CycleResult:
             "blocked", "mode is light: ourobot reviews only and never writes code", "ok",
             None, None, request.base_sha,
         )  # fmt: skip
-    with open_workspace(
-        request.repo,
-        ticket=request.ticket.id,
-        base_sha=request.base_sha,
-        root=request.worktree_root,
-        resume=request.resume,
-    ) as ws:
-        result = _in_workspace(request, deps, ws, deadline)
-        result.elapsed_s = time.monotonic() - started
-        keep = result.outcome != "satisfied" and ws.commits_since_base() > 0
-        ws.keep_branch = keep
-        result.branch = ws.branch if keep else None
-        result.head_sha = ws.head() if keep else None
+    try:
+        with open_workspace(
+            request.repo,
+            ticket=request.ticket.id,
+            base_sha=request.base_sha,
+            root=request.worktree_root,
+            resume=request.resume,
+            deadline=deadline,
+        ) as ws:
+            result = _guarded(request, deps, ws, deadline)
+            keep = result.outcome != "satisfied" and ws.commits_since_base() > 0
+            ws.keep_branch = keep
+            result.branch = ws.branch if keep else None
+            result.head_sha = ws.head() if keep else None
+    except WorkspaceError as exc:
+        # The worktree itself failed (git could not add, read or remove it): nothing the model
+        # did is lost (the branch keeps every kept commit), and the reason is said.
+        result = _ended(
+            CycleResult("blocked", "", "infra", None, None, request.base_sha),
+            "blocked", f"the worktree could not be used: {exc}", "infra", "workspace",
+        )  # fmt: skip
+    result.elapsed_s = time.monotonic() - started
     deps.progress(f"outcome: {result.outcome} ({result.reason}), {result.elapsed_s:.1f}s")
     return result
+
+
+def _guarded(request: CycleRequest, deps: CycleDeps, ws: Workspace, deadline: float) -> CycleResult:
+    try:
+        return _in_workspace(request, deps, ws, deadline)
+    except WorkspaceError as exc:
+        result = CycleResult("blocked", "", "infra", None, None, request.base_sha)
+        return _ended(result, "blocked", f"the worktree could not be used: {exc}", "infra",
+                      "workspace")  # fmt: skip
 
 
 def _in_workspace(

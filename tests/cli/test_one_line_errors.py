@@ -121,3 +121,35 @@ def test_review_check_without_a_key_names_the_model_once_per_line(tmp_path):
     assert progress[0].startswith("ourobot review: anthropic:claude-a: incomplete (")
     assert progress[0].endswith("s): ANTHROPIC_API_KEY is not set")
     assert progress[0].count("anthropic:claude-a") == 1
+
+
+@pytest.mark.parametrize(
+    "command", [["serve", "--port", "0"], ["worker"], ["cycle", "--repo", ".", "--ticket", "t"]]
+)
+def test_a_data_dir_the_sandbox_would_mount_stops_the_process_before_it_starts(tmp_path, command):
+    # A folder on PATH is a toolchain the sandbox shows to the code it runs.
+    tools = tmp_path / "tools" / "bin"
+    tools.mkdir(parents=True)
+    env = clean_env(
+        tmp_path,
+        OUROBOT_WEBHOOK_SECRET="s",
+        OUROBOT_REDIS_URL="redis://127.0.0.1:1/0",
+        OUROBOT_DATA_DIR=str(tools / "data"),
+        PATH=f"{tools}:{os.environ['PATH']}",
+    )
+    if command[0] == "serve":
+        env.pop("OUROBOT_REDIS_URL")
+    proc = ourobot(env, *command)
+    assert_one_line(proc, 2, "OUROBOT_DATA_DIR", f"lies under {tools}", "move it outside")
+    assert not (tools / "data").exists()
+
+
+def test_serve_without_bubblewrap_refuses_unless_the_operator_allows_it(tmp_path):
+    bin_dir = tmp_path / "bin"  # a PATH with no bwrap on it
+    bin_dir.mkdir()
+    env = clean_env(tmp_path, OUROBOT_WEBHOOK_SECRET="s", PATH=str(bin_dir))
+    proc = ourobot(env, "serve", "--port", "0")
+    assert_one_line(
+        proc, 2, "ourobot serve runs repository code only in the bubblewrap sandbox",
+        "bubblewrap (bwrap) is not installed", "OUROBOT_ALLOW_UNSANDBOXED=1",
+    )  # fmt: skip

@@ -106,8 +106,9 @@ def test_the_manifest_flow_creates_an_app_that_doctor_accepts(tmp_path, sandbox)
     lines = healthy.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "ok   settings", "ok   webhook secret", "ok   github app", "skip redis",
-        "ok   data dir", "ok   database", "skip model keys",
+        "ok   data dir", "ok   database", "skip model keys", "ok   sandbox",
     ]  # fmt: skip
+    assert "loopback unreachable, the key and data directory unreadable" in lines[-1]
     assert "App ourobot" in lines[2] and "1 installation" in lines[2]
 
 

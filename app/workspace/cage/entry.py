@@ -46,6 +46,7 @@ from app.workspace.cage.limits import (
     Limits,
     RunCgroup,
     apparent_size,
+    processes_of_this_user,
     rlimits,
 )
 from app.workspace.cage.mounts import (
@@ -243,6 +244,7 @@ class _Run:
         self.before = _fingerprints(job.project, job.protect)
         self.start_size = 0
         self.release = self.done = -1
+        self.nproc: int | None = None
 
     def go(self) -> CageRun:
         started = time.monotonic()
@@ -283,9 +285,11 @@ class _Run:
         inner = ["/bin/sh", "-c", self.job.command]
         if self.sandboxed:
             inner = self._bwrap_argv(env)
+        bounds = rlimits(self.limits, self.cage.enforcement, cgroup=self.cgroup is not None)
+        self.nproc = bounds.get("RLIMIT_NPROC")
         config = {
             "cgroups": self.cgroup.procs_files() if self.cgroup else [],
-            "rlimits": rlimits(self.limits, self.cage.enforcement, cgroup=self.cgroup is not None),
+            "rlimits": bounds,
             "sandboxed": self.sandboxed,
             # bubblewrap's info pipe, and the supervisor's two, at the numbers its argv names.
             "fds": {INFO_FD: info_write, RELEASE_FD: release_read, DONE_FD: done_write}
@@ -400,6 +404,9 @@ class _Run:
                     return "disk"
                 if self.cgroup is not None and (hit := self.cgroup.hit()):
                     return hit[0]
+                if self.nproc is not None and processes_of_this_user() >= self.nproc - 1:
+                    # RLIMIT_NPROC refuses the next fork; only a count can tell it was reached.
+                    return "processes"
                 # Measuring a large tree is not free: never spend more than a tenth of the time.
                 next_slow = now + max(_SLOW_CHECK_S, 10 * (time.monotonic() - measured))
             if self.job.cancel is not None and now >= next_cancel:

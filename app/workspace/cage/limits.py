@@ -265,11 +265,11 @@ def rlimits(limits: Limits, enforcement: Enforcement, *, cgroup: bool) -> dict[s
         values["RLIMIT_AS"] = limits.memory_bytes * 4
         if enforcement.nproc_rlimit:
             # RLIMIT_NPROC counts every process of this user, not only the run's.
-            values["RLIMIT_NPROC"] = limits.processes + _processes_of_this_user()
+            values["RLIMIT_NPROC"] = limits.processes + processes_of_this_user()
     return values
 
 
-def _processes_of_this_user() -> int:
+def processes_of_this_user() -> int:
     uid = os.getuid()
     count = 0
     for entry in Path("/proc").iterdir():
