@@ -1,8 +1,9 @@
 # ourobot: one image for `serve`, `worker` and `beat` (compose.yaml runs all three from it).
 # Small and non-root: the package and its runtime dependencies in a virtualenv, no compilers,
-# no dev tools, no source tree. git is what ourobot runs; bubblewrap sandboxes test runs (it
-# needs user namespaces, which Docker's default seccomp profile may refuse: ourobot then runs
-# the tests with a scrubbed environment only, and says so in the check).
+# no dev tools, no source tree. git is what ourobot runs; bubblewrap is the cage every run of
+# repository code goes through (it needs user namespaces and its own /proc, which Docker's
+# default seccomp and AppArmor profiles refuse: compose.yaml's worker lifts them; see
+# docs/deployment.md, "The sandbox in Docker").
 FROM python:3.12-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/ourobot

@@ -106,6 +106,8 @@ class Settings(BaseSettings):
     cap_test_timeout_s: int = 600
     cap_review_rounds: int = 2
     cap_wall_time_s: int = 3600
+    cap_agent_steps: int = 100
+    cap_command_timeout_s: int = 600
     # The loop in one repository: cycles started per hour, ourobot pull requests open at once.
     cap_cycles_per_hour: int = 20
     cap_open_prs: int = 10

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
@@ -103,7 +103,16 @@ class Malformed:
     delay_s: float = 0.0
 
 
-Reply = Text | ToolCall | ToolCalls | HttpError | Malformed
+@dataclass(frozen=True)
+class Reactive:
+    """An answer written when the request arrives, from the last message the model was sent
+    (as a model reads the observation of its last action): `respond(last_message_text)`."""
+
+    respond: Callable[[str], Text | ToolCall | ToolCalls]
+    delay_s: float = 0.0
+
+
+Reply = Text | ToolCall | ToolCalls | HttpError | Malformed | Reactive
 Answer = Text | ToolCall | ToolCalls
 
 
@@ -202,6 +211,14 @@ class RecordedRequest:
                 entry = function if isinstance(function, dict) else tool
                 names.append(str(entry.get("name", "")))
         return names
+
+
+def last_message(body: Mapping[str, Any]) -> str:
+    """The text of the last message of a request, in either wire format."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return ""
+    return _texts(messages[-1])
 
 
 def _texts(value: Any) -> str:
@@ -406,6 +423,8 @@ class _ApiHandler(BaseHTTPRequestHandler):
         return None
 
     def _send_reply(self, reply: Reply, request: dict[str, Any]) -> None:
+        if isinstance(reply, Reactive):
+            reply = reply.respond(last_message(request))
         if isinstance(reply, HttpError):
             headers: dict[str, str] = {}
             if reply.retry_after_s is not None:

@@ -73,6 +73,35 @@ Answer with edit blocks (or tool calls) in the format of your instructions.
 """,
 )
 
+AGENT_INPUT = Template(
+    name="agent-input",
+    source="app/loop/context.py",
+    text="""\
+Work ticket {{TICKET_ID}}. You have {{STEPS}} turns, one action each; up to {{SUBMISSIONS}}
+submission(s); each command may run {{COMMAND_TIMEOUT}} seconds. Your commands run in the
+repository's worktree (your working directory) in a sandbox without network. The project's
+test command is: {{TEST_COMMAND}}
+
+## Ticket
+
+{{TICKET}}
+
+## Plan
+
+{{PLAN}}
+
+## Repository map
+
+{{MAP}}
+
+## Files most likely to matter
+
+{{FILES}}
+{{FEEDBACK}}
+Answer with one action.
+""",
+)
+
 PLANNER_INPUT = Template(
     name="planner-input",
     source="app/loop/context.py",
@@ -175,6 +204,28 @@ class Context:
                 "MAP": self.repo_map(),
                 "FILES": self.files(focus),
                 "FEEDBACK": feedback or "(None yet: this is your first answer.)",
+            },
+            secrets=self.secrets,
+        )
+
+    def agent_input(self, *, plan: str | None, feedback: str) -> str:
+        """The agent's first message: the ticket, the plan, the map and the files most likely
+        to matter (and, for a fix round, what to fix)."""
+        budgets = self.config.budgets
+        extra = f"\n## What to fix\n\n{feedback}\n" if feedback else ""
+        return render(
+            AGENT_INPUT,
+            {
+                "TICKET_ID": Untrusted("ticket-id", self.ticket.id, "line"),
+                "STEPS": str(budgets.agent_steps),
+                "SUBMISSIONS": str(budgets.implementer_iterations),
+                "COMMAND_TIMEOUT": str(budgets.command_timeout_s),
+                "TEST_COMMAND": Untrusted("test-command", self.config.test_command, "line"),
+                "TICKET": Untrusted("ticket", self.ticket.text),
+                "PLAN": Untrusted("plan", plan[:PLAN_MAX_CHARS]) if plan else "(No plan.)",
+                "MAP": self.repo_map(),
+                "FILES": self.files(self._focus(plan, feedback)),
+                "FEEDBACK": extra,
             },
             secrets=self.secrets,
         )
@@ -334,6 +385,11 @@ def _with_credentials(texts: dict[str, str], config: RepoConfig) -> list[str]:
     guards = config.guards.model_copy(update={"secrets": True, "test_tamper": False})
     result = evaluate(changes, config.model_copy(update={"guards": guards}))
     return sorted({v.path for v in result.violations if v.rule == "secret" and v.path})
+
+
+def fence_output(text: str, secrets: Sequence[str]) -> str:
+    """Output of code ourobot ran (a command, a test run), fenced and redacted for a model."""
+    return fence(Untrusted("output", text[-FEEDBACK_MAX_CHARS:], "code"), secrets=secrets)
 
 
 def feedback_text(

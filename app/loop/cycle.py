@@ -27,10 +27,11 @@ from app.controls.halt import Halted
 from app.controls.ledger import Artifact, Execution, Ledger, Objective, Outcome, ReviewAxis, Subject
 from app.loop.apply import Flag, Refusal
 from app.loop.context import Context, read_constitution, role_template
-from app.loop.implementer import Implementer, IterationRecord, TestState, WorkResult
+from app.loop.implementer import Implementer
 from app.loop.metering import ModelGate
 from app.loop.planner import make_plan
 from app.loop.proof import Baseline
+from app.loop.records import IterationRecord, TestState, WorkResult
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.workspace.suite import SuiteRunner
@@ -341,6 +342,8 @@ _BLOCKED: dict[str, tuple[Execution, str | None]] = {
     "timeout": ("timeout", "wall-time"),
     "halted": ("error", "halted"),
     "error": ("error", "model-error"),
+    "steps": ("budget", "steps"),
+    "unfinished": ("ok", "unfinished"),
 }
 _REVIEW_AXIS: dict[str, ReviewAxis] = {"approved": "approved", "rejected": "rejected"}
 

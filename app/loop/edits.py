@@ -82,6 +82,11 @@ class ParsedReply:
         return not self.edits and not self.problems and not self.satisfied
 
 
+def is_edit_header(line: str) -> bool:
+    """Whether `line` opens an edit block (`### FILE: ...` and the others)."""
+    return _HEADER.match(line) is not None
+
+
 def parse_reply(text: str, tool_calls: Sequence[ToolCall] = ()) -> ParsedReply:
     """Every edit `text` and `tool_calls` propose, in order, and every block that is unreadable."""
     edits, problems = parse_blocks(text)

@@ -32,8 +32,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.loop.actions import Declared
 from app.loop.apply import Refusal
 from app.loop.canary import Canary, place_canary
+from app.loop.declared import covering_file, split
 from app.loop.suite_files import language_of_test
 from app.workspace.cage.entry import CageRun
 from app.workspace.suite import SuiteRunner
@@ -79,10 +81,15 @@ class GreenProof:
         self.cancel = cancel
         self.runs = 0
         self.measured: list[str] = []
+        self.declared: tuple[Declared, ...] = ()
+        self.disclosed: list[Declared] = []
 
-    def check(self, head: CageRun) -> list[Refusal]:
-        """Refusals (rule `test-tamper`) for a passing `head` run; [] when it counts."""
+    def check(self, head: CageRun, declared: Sequence[Declared] = ()) -> list[Refusal]:
+        """Refusals (rule `test-tamper`) for a passing `head` run; [] when it counts. A
+        measured change to a test that `declared` names is disclosed (`self.disclosed`)."""
         self.measured = []
+        self.declared = tuple(declared)
+        self.disclosed = []
         refusals = self._counted()
         if not refusals:
             refusals = self._base_tests()
@@ -160,10 +167,18 @@ class GreenProof:
         unfinished = _unfinished(run, f"the base's tests ({files}) against the new code")
         if unfinished:
             return unfinished
+        files_declared = [covering_file(path, self.declared) for path in [*put_back, *taken_away]]
         if canary is not None:
             refusals = self._report(run, canary, self.baseline.passed_tests, counted=False)
         elif run.passed:
             refusals = []
+        elif all(files_declared):
+            refusals = []
+            self.disclosed += [
+                Declared(path, entry.why)
+                for path, entry in zip([*put_back, *taken_away], files_declared, strict=True)
+                if entry is not None
+            ]
         elif self.baseline.run.passed:
             refusals = [
                 _tamper(
@@ -240,6 +255,13 @@ class GreenProof:
         )
         return []
 
+    def _undeclared(self, tests: list[str]) -> list[str]:
+        """`tests` less those the submission declared, which are disclosed instead."""
+        undeclared, used = split(tests, self.declared)
+        known = {entry.test for entry in self.disclosed}
+        self.disclosed += [entry for entry in used if entry.test not in known]
+        return undeclared
+
     def _test_changes(self) -> tuple[dict[str, bytes], list[str]]:
         """(the base's content of every test file the change modified or deleted, the test
         files it added)."""
@@ -268,8 +290,10 @@ class GreenProof:
                     "change altered how the suite reports"
                 )
             ]
-        gone = sorted(test for test in passed_before if test not in report.tests)
-        skipped = sorted(test for test in passed_before if report.tests.get(test) == "skipped")
+        gone = self._undeclared(sorted(t for t in passed_before if t not in report.tests))
+        skipped = self._undeclared(
+            sorted(test for test in passed_before if report.tests.get(test) == "skipped")
+        )
         refusals = []
         if gone:
             refusals.append(
@@ -294,7 +318,7 @@ class GreenProof:
             test for test, status in report.tests.items() if status in FAILING and test not in mine
         )
         if not counted:
-            failing = [test for test in failing if test in passed_before]
+            failing = self._undeclared([test for test in failing if test in passed_before])
         if not failing:
             return []
         if counted:

@@ -350,6 +350,10 @@ class BudgetsConfig(_Section):
     usd_per_ticket: Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)] = 5.0
     # One cycle, from its worktree to its outcome (model calls, test runs, review rounds).
     wall_time_s: Positive = 3600
+    # The implementer's model turns in one cycle (each turn is one action: a command, edits,
+    # a submission), and how long one of its shell commands may run.
+    agent_steps: Positive = 60
+    command_timeout_s: Positive = 120
 
 
 class ImplementerConfig(_Section):
@@ -438,6 +442,10 @@ class RepoConfig(_Section):
                 "fix_iterations": min(self.budgets.fix_iterations, settings.cap_fix_iterations),
                 "test_timeout_s": min(self.budgets.test_timeout_s, settings.cap_test_timeout_s),
                 "wall_time_s": min(self.budgets.wall_time_s, settings.cap_wall_time_s),
+                "agent_steps": min(self.budgets.agent_steps, settings.cap_agent_steps),
+                "command_timeout_s": min(
+                    self.budgets.command_timeout_s, settings.cap_command_timeout_s
+                ),
             }
         )
         review = self.review.model_copy(

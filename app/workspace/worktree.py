@@ -73,13 +73,18 @@ class Trailers:
     ticket: str
     iteration: int
     model: str
+    # Tests the change alters on purpose, as the model declared them: (test, why).
+    test_changes: tuple[tuple[str, str], ...] = ()
 
     def text(self) -> str:
-        return (
-            f"Ourobot-Ticket: {self.ticket}\n"
-            f"Ourobot-Iteration: {self.iteration}\n"
-            f"Ourobot-Model: {self.model}\n"
-        )
+        lines = [
+            f"Ourobot-Ticket: {self.ticket}",
+            f"Ourobot-Iteration: {self.iteration}",
+            f"Ourobot-Model: {self.model}",
+        ]
+        for test, why in self.test_changes:
+            lines.append(f"Ourobot-Test-Change: {_one_line(test, 200)}: {_one_line(why, 300)}")
+        return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -348,6 +353,10 @@ class Workspace:
 
     def commits_since_base(self) -> int:
         return int(self.git("rev-list", "--count", f"{self.base_sha}..HEAD").strip() or 0)
+
+
+def _one_line(text: str, limit: int) -> str:
+    return " ".join(text.split())[:limit]
 
 
 def _read(path: Path) -> bytes | None:

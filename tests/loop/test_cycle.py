@@ -9,6 +9,7 @@ import pytest
 
 from reviewers.fake_servers import (
     Text,
+    ToolCall,
     append_block,
     delete_block,
     edit_calls,
@@ -42,11 +43,15 @@ def test_a_ticket_becomes_a_branch_whose_tests_pass(loop: Loop):
     assert loop.repo.git("rev-parse", "HEAD") == base
     assert loop.repo.git("status", "--porcelain") == ""
     assert loop.repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
-    # What the model saw: the ticket fenced, calc.py whole, the edit tools offered.
-    (request,) = loop.models.requests_for(IMPLEMENTER)
+    # What the model saw: the ticket fenced, calc.py whole, the actions offered as tools; then
+    # that its submission was green, to which it said DONE.
+    request, told = loop.models.requests_for(IMPLEMENTER)
     assert "<<<BEGIN UNTRUSTED ticket" in request.prompt_text
     assert "def add(a, b):\n    return a - b" in request.prompt_text
-    assert request.tool_names == ["write_file", "append_file", "replace_in_file", "delete_file"]
+    assert request.tool_names == [
+        "bash", "submit", "done", "write_file", "append_file", "replace_in_file", "delete_file",
+    ]  # fmt: skip
+    assert "Your submission is green" in told.body["messages"][-1]["content"]
     assert result.as_json() == {
         "outcome": "ready", "branch": "ourobot/T-1", "iterations": 1, "tests": "passed",
         "refusals": [], "review": None,
@@ -137,7 +142,7 @@ def test_already_satisfied_ends_the_cycle(loop: Loop):
     loop.models.script(IMPLEMENTER, Text("mul() already multiplies.\n\nALREADY SATISFIED"))
     result = loop.run("mul(a, b) must return a * b.")
     assert result.outcome == "satisfied" and result.branch is None
-    assert len(result.iterations) == 1
+    assert result.iterations == []  # nothing was submitted
     assert loop.repo.git("branch", "--list", "ourobot/*") == ""
 
 
@@ -149,14 +154,14 @@ def test_a_reply_without_edits_gets_one_nudge(loop: Loop):
     result = loop.run(TICKET)
     assert result.outcome == "ready" and len(result.iterations) == 1
     nudge = loop.models.requests_for(IMPLEMENTER)[1]
-    assert nudge.body["messages"][-1]["content"].startswith("Your answer proposed no edit")
+    assert nudge.body["messages"][-1]["content"].startswith("Your answer asked for nothing")
 
 
 def test_a_second_reply_without_edits_ends_the_cycle_as_blocked(loop: Loop):
     loop.project()
     loop.models.script(IMPLEMENTER, Text("Thinking."), Text("Still thinking."))
     result = loop.run(TICKET)
-    assert result.outcome == "blocked" and "no edit" in result.reason
+    assert result.outcome == "blocked" and "asked for nothing" in result.reason
     assert result.error_class == "no-edits"
 
 
@@ -187,6 +192,7 @@ def test_the_same_edits_arrive_as_tool_calls_in_both_wire_formats(loop: Loop, mo
             ("replace_in_file", {"path": "calc.py", "search": "a - b", "replace": "a + b"}),
             ("append_file", {"path": "tests/test_calc.py", "content": ADD_TEST}),
         ),
+        ToolCall("done", {}),
     )
     result = loop.run(TICKET, config=config)
     assert result.outcome == "ready", (result.reason, loop.progress)
@@ -197,15 +203,16 @@ def test_the_planner_advises_feature_tickets_and_its_failure_is_no_plan(loop: Lo
     loop.project()
     plan = "## Goal\nadd adds.\n\n## Files\n- calc.py\n\n## Steps\n1. Replace the minus.\n"
     loop.models.script(PLANNER, Text(plan))
-    loop.models.script(IMPLEMENTER, edits_reply(FIX), edits_reply(FIX))
+    loop.models.script(IMPLEMENTER, edits_reply(FIX))
     result = loop.run(TICKET, labels=["feature"])
     assert result.outcome == "ready" and result.plan == plan.strip()
     assert "1. Replace the minus." in loop.prompts()[0]
+    loop.models.script(IMPLEMENTER, edits_reply(FIX))
     loop.models.script(PLANNER, server_error())
     result = loop.run(TICKET, labels=["feature"], ticket_id="T-2")
     assert result.outcome == "ready" and result.plan is None
     assert any(note.startswith("no plan:") for note in result.notes)
-    assert "(No plan.)" in loop.prompts()[1]
+    assert "(No plan.)" in loop.prompts()[2]
 
 
 def test_a_call_the_spend_cap_refuses_ends_the_cycle_as_budget(loop: Loop):
@@ -223,7 +230,8 @@ def test_every_model_call_is_metered(loop: Loop):
                        edits_reply(FIX))  # fmt: skip
     loop.run(TICKET)
     calls = loop.ledger.calls()
-    assert [(c.call.role, c.call.outcome) for c in calls] == [("implementer", "ok")] * 2
+    # Two submissions, then the DONE that ends the cycle.
+    assert [(c.call.role, c.call.outcome) for c in calls] == [("implementer", "ok")] * 3
     assert all(c.call.cost_micro_usd > 0 and c.call.usage.input_tokens > 0 for c in calls)
 
 
@@ -319,7 +327,7 @@ def test_the_same_engine_runs_from_a_bare_mirror(loop: Loop):
 
 def test_the_blocked_reason_counts_refused_iterations_and_names_each_rule_once():
     from app.loop.apply import Refusal
-    from app.loop.implementer import IterationRecord, refused_by
+    from app.loop.records import IterationRecord, refused_by
 
     first, second, third = (IterationRecord(n, "implement") for n in (1, 2, 3))
     first.refusals = [Refusal("deletions", None, "40 lines deleted, over the limit of 5")]

@@ -65,6 +65,8 @@ Isolation = Literal["bwrap", "scrubbed"]
 
 TAIL_CHARS = 12_000
 TAIL_LINES = 200
+HEAD_CHARS = 3_000
+HEAD_LINES = 40
 SHM_BYTES = 64 * 1024 * 1024
 _POLL_S = 0.02
 _SLOW_CHECK_S = 0.5
@@ -118,6 +120,7 @@ class CageRun:
     limit_text: str = ""
     touched: tuple[str, ...] = ()  # protected paths the run changed (possible only unsandboxed)
     what: str = "the command"
+    output_head: str = ""  # the first lines, when the output is longer than its tail
 
     @property
     def passed(self) -> bool:
@@ -491,6 +494,7 @@ class _Run:
             limit_text=self.limits.describe(limit, self.job.timeout_s) if limit else "",
             touched=touched,
             what=self.job.what,
+            output_head=_head(self.output, size),
         )
 
 
@@ -574,6 +578,15 @@ def _wait_gone(pid: int) -> None:
         if state in ("Z", "X"):
             return
         time.sleep(_POLL_S)
+
+
+def _head(output: Path, size: int) -> str:
+    """The start of an output too long for its tail to show all of it."""
+    if size <= TAIL_CHARS:
+        return ""
+    with output.open("rb") as handle:
+        start = handle.read(HEAD_CHARS).decode("utf-8", "replace")
+    return "\n".join(start.splitlines()[:HEAD_LINES])
 
 
 def _tail(output: Path, size: int) -> str:
