@@ -81,11 +81,14 @@ class ProviderCredentials:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ProviderCredentials:
+        def value(name: str) -> str | None:
+            return env.get(name, "").strip() or None  # a blank variable is an unset one
+
         return cls(
-            anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
-            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
-            openai_api_key=env.get("OPENAI_API_KEY") or None,
-            openai_base_url=env.get("OPENAI_BASE_URL") or None,
+            anthropic_api_key=value("ANTHROPIC_API_KEY"),
+            anthropic_base_url=value("ANTHROPIC_BASE_URL"),
+            openai_api_key=value("OPENAI_API_KEY"),
+            openai_base_url=value("OPENAI_BASE_URL"),
         )
 
     def secrets(self) -> tuple[str, ...]:
