@@ -222,28 +222,38 @@ def summary_json(tickets: list[TicketResult], api_requests: int, record: Path | 
     )  # fmt: skip
 
 
-class Stopped(Exception):
-    """A signal asked the demo to stop; the message names it."""
+class Stopped(BaseException):
+    """A signal asked the demo to stop; the message names it. A BaseException, as
+    KeyboardInterrupt is, so no library's `except Exception` takes it for an error of its own."""
+
+
+@dataclass
+class StopSignal:
+    """The signal that stopped the demo, once one has."""
+
+    name: str | None = None
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 @contextmanager
-def stopped_by_signals() -> Iterator[None]:
+def stopped_by_signals() -> Iterator[StopSignal]:
     """SIGTERM (a CI timeout's `kill`), SIGINT (Ctrl-C) and SIGHUP raise `Stopped` in the main
     thread, so every `finally` runs: the children are stopped and the temporary folder, which
     holds the sandbox App's key, is removed. Once stopping, further signals are ignored: a
     second Ctrl-C must not cut the clean-up short and leave `ourobot serve` running."""
+    received = StopSignal()
 
     def stop(number: int, _: object) -> None:
         for each in STOP_SIGNALS:
             signal.signal(each, signal.SIG_IGN)
-        raise Stopped(signal.Signals(number).name)
+        received.name = signal.Signals(number).name
+        raise Stopped(received.name)
 
     previous = {each: signal.signal(each, stop) for each in STOP_SIGNALS}
     try:
-        yield
+        yield received
     finally:
         for each, handler in previous.items():
             signal.signal(each, handler)
@@ -262,30 +272,45 @@ def run_demo(
     and the last stdout line is the summary. `keep_dir` and `record_dir` are checked already
     (`demo_files`): absolute, and usable."""
     steps_out = sys.stderr if as_json else out
-    code = 1
-    with stopped_by_signals():
-        workdir = make_workdir(keep_dir)
-        demo = Demo(steps_out, workdir, record_dir=record_dir, redis_url=redis_url, model=model)
+    tickets: list[TicketResult] = []
+    api_requests = 0
+    with stopped_by_signals() as stop:
+        workdir: Workdir | None = None
         try:
-            if model is None:
-                said = "the models are scripted: no real model is called (demo_script.py says what)"
-            else:
-                said = model.said()
-            print(said, file=steps_out, flush=True)
-            demo.run()
-            code = 0 if demo.tickets_as_expected() else 1
-        except DemoFailed as exc:
-            print(f"demo failed: {exc}", file=steps_out)
-        except Stopped as exc:
-            left = f"its files are in {workdir.path}" if workdir.kept else "nothing is left behind"
-            print(f"ourobot: demo stopped by {exc}: its processes are stopped, {left}",
-                  file=sys.stderr, flush=True)  # fmt: skip
-            code = EXIT_BAD_INPUT
+            workdir = make_workdir(keep_dir)
+            demo = Demo(steps_out, workdir, record_dir=record_dir, redis_url=redis_url, model=model)
+            try:
+                print(model.said() if model else SCRIPTED, file=steps_out, flush=True)
+                demo.run()
+                code = 0 if demo.tickets_as_expected() else 1
+            finally:
+                tickets, api_requests = demo.tickets, demo.api_requests
+        except (Stopped, Exception) as exc:
+            code = _ended(exc, stop, workdir, steps_out)
         finally:
-            workdir.remove()
+            if workdir is not None:
+                workdir.remove()
     if as_json:
-        print(summary_json(demo.tickets, demo.api_requests, record_dir), file=out, flush=True)
+        print(summary_json(tickets, api_requests, record_dir), file=out, flush=True)
     return code
+
+
+SCRIPTED = "the models are scripted: no real model is called (demo_script.py says what)"
+
+
+def _ended(exc: BaseException, stop: StopSignal, workdir: Workdir | None, out: TextIO) -> int:
+    """The exit code for a demo that did not finish, said in one line; anything but a stop
+    or a failed step is raised again."""
+    if stop.name is not None:  # whatever comes up after a signal is the stop, however wrapped
+        kept = workdir is not None and workdir.kept
+        left = f"its files are in {workdir.path}" if workdir and kept else "nothing is left"
+        print(f"ourobot: demo stopped by {stop.name}: its processes are stopped, {left}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        return EXIT_BAD_INPUT
+    if isinstance(exc, DemoFailed):
+        print(f"demo failed: {exc}", file=out)
+        return 1
+    raise exc
 
 
 class Demo:
@@ -566,8 +591,9 @@ class Demo:
         if pull is not None:
             return pull
         if self.labeled(number, "ourobot:blocked") or self.labeled(number, "ourobot:needs-human"):
-            said = self.blocked_comment(number) or self.bot_comment(number) or "(no explanation)"
-            raise DemoFailed(f"#{number} ended without a pull request: {first_line(said, 400)}")
+            said = self.blocked_comment(number)  # posted just after the label
+            if said is not None:
+                raise DemoFailed(f"#{number} ended without a pull request: {first_line(said, 400)}")
         return None
 
     def new_head(self, pull: int, old: str) -> str | None:
