@@ -2,14 +2,15 @@
 openai SDK for any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM).
 
 Retries and backoff are the SDKs' own (429 honouring `retry-after`, 529/5xx, timeouts); what is
-left after them becomes a `ModelError` with a stable kind. Usage (input, output, cache read and
-write tokens) is taken from every response.
+left after them becomes a `ModelError` with a stable kind, its message naming the model and its
+URL. Usage (input, output, cache read and write tokens) is taken from every response.
 
 Keys and endpoints: a model entry's `base_url`, else `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`,
 else the vendor's. A key from the environment is sent only to its own endpoint (the one the
 environment names, or the vendor's): a repository's config can point a model at any URL, and
 that must not make the operator's key travel there. An endpoint without a key of its own
-(a local Ollama or vLLM) gets a placeholder.
+(a local Ollama or vLLM on 127.0.0.1, or a server the environment's base URL names) gets a
+placeholder. `unusable_reason` says, without a request, why a model cannot be called.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ __all__ = [
     "Usage",
     "build_client",
     "build_fallback",
+    "root_cause",
     "shown_url",
     "unusable_reason",
 ]

@@ -39,9 +39,7 @@ def compose_command() -> list[str]:
 
 
 def compose(
-    tmp_path: Path,
-    *args: str,
-    password: str | None = "pw",  # noqa: S107
+    tmp_path: Path, *args: str, password: str | None = "pw"  # noqa: S107
 ) -> subprocess.CompletedProcess[str]:
     """`docker compose config` on a copy of compose.yaml beside the files it names."""
     for name in ("compose.yaml", "Dockerfile", ".dockerignore"):

@@ -38,8 +38,7 @@ def test_a_pull_request_without_a_number_routes_nothing(pull: Any) -> None:
 def test_a_pull_request_event_asks_for_that_one() -> None:
     [job] = on_pull_request(event("pull_request", "labeled", pull_request={"number": 7}))
     assert (job.name, dict(job.kwargs)) == (
-        "gate_evaluate",
-        {"installation_id": 9, "repo": "octo/demo", "number": 7},
+        "gate_evaluate", {"installation_id": 9, "repo": "octo/demo", "number": 7}
     )
     no_repo = Event("pull_request", "labeled", {"pull_request": {"number": 7}}, "d")
     assert on_pull_request(no_repo) == []

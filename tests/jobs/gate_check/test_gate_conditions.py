@@ -159,11 +159,9 @@ def test_draft(make_world: WorldFactory) -> None:
     world = people_world(make_world)
     branch = world.push_branch("ourobot/issue-9", {"calc/extra.py": "X = 1\n"},
                                token=world.installation_token())  # fmt: skip
-    made = (
-        world.installation()
-        .rest.pulls.create("octo", "demo", title="Draft", head=branch.name, base="main", draft=True)
-        .parsed_data
-    )
+    made = world.installation().rest.pulls.create(
+        "octo", "demo", title="Draft", head=branch.name, base="main", draft=True
+    ).parsed_data
     gate = GateWorld(world, 0, made.number, branch.head, branch)
     gate.green()
     gate.review()

@@ -38,12 +38,8 @@ def test_reviews_labels_pushes_and_checks_ask_for_an_evaluation(gate: GateWorld)
                                      lambda d: d.payload["check_run"]["id"] == run_id))  # fmt: skip
     sandbox = gate.world.sandbox
     foreign = sandbox.control.actions_check_run(gate.o, gate.r, gate.head, "build")
-    suite = gate_jobs(
-        gate,
-        "check_suite",
-        "completed",
-        lambda d: d.payload["check_suite"]["app"]["id"] == foreign["app_id"],
-    )
+    suite = gate_jobs(gate, "check_suite", "completed",
+                      lambda d: d.payload["check_suite"]["app"]["id"] == foreign["app_id"])
     assert evaluates(gate, suite)
     gate.status()
     [status] = gate_jobs(gate, "status", None, lambda d: d.payload["sha"] == gate.head)
