@@ -11,6 +11,10 @@ ticket ends labeled blocked with no pull request.
 
 `--json` makes the last stdout line the summary (`summary_json`); `--record DIR` writes every
 HTTP request the sandbox and the model servers received, secrets scrubbed (`demo_record`).
+Its folders are checked before anything starts (`demo_files`). SIGTERM, SIGINT and SIGHUP stop
+it cleanly (`stopped_by_signals`): its children stopped, the temporary folder (which holds the
+sandbox App's key) removed, one line, exit 2. A ticket that ends blocked ends the wait for its
+pull request at once, with ourobot's explanation.
 """
 
 from __future__ import annotations
@@ -168,6 +172,7 @@ class RealModel:
     key: str | None = field(repr=False)  # None: its endpoint wants none (a local server)
     base_url: str | None = None  # `--base-url`, else the provider's (the env's or the vendor's)
     home_url: str | None = None  # the environment's `<PROVIDER>_BASE_URL`, if it names one
+    warnings: tuple[str, ...] = ()  # from the check: a model its server does not list, say
 
     def said(self) -> str:
         where = f" at {self.base_url}" if self.base_url else ""
@@ -187,13 +192,13 @@ def real_model(model_id: str, env: dict[str, str], base_url: str | None = None) 
     assert model is not None
     credentials = ProviderCredentials.from_env(env)
     try:
-        check_roles([Role("the demo", (model,))], credentials)
+        warnings = check_roles([Role("the demo", (model,))], credentials)
     except UserError as exc:
         raise UserError(f"--model {exc}") from None
     _, key = credentials.endpoint(model)
     home = env.get(f"{model.provider.upper()}_BASE_URL", "").strip() or None
     return RealModel(model.id, model.provider, KEY_VARIABLES[model.provider], key,
-                     model.base_url, home)  # fmt: skip
+                     model.base_url, home, tuple(warnings))  # fmt: skip
 
 
 @dataclass
@@ -281,6 +286,8 @@ def run_demo(
             demo = Demo(steps_out, workdir, record_dir=record_dir, redis_url=redis_url, model=model)
             try:
                 print(model.said() if model else SCRIPTED, file=steps_out, flush=True)
+                for warning in model.warnings if model else ():
+                    print(f"warning: {warning}", file=steps_out, flush=True)
                 demo.run()
                 code = 0 if demo.tickets_as_expected() else 1
             finally:

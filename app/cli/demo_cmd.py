@@ -11,8 +11,10 @@ from typing import Any
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("demo", help="run the loop against the local GitHub sandbox")
     parser.add_argument(
-        "--keep", metavar="DIR", type=Path, help="keep the demo's files in DIR for inspection"
-    )
+        "--keep", metavar="DIR", type=Path,
+        help="keep the demo's files in DIR for inspection (a new or empty folder, or an earlier "
+        "demo's, whose files are replaced)",
+    )  # fmt: skip
     parser.add_argument(
         "--json",
         action="store_true",
