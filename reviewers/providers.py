@@ -97,7 +97,7 @@ class ProviderCredentials:
         """The key values, for redaction from anything that reaches a model."""
         return tuple(key for key in (self.anthropic_api_key, self.openai_api_key) if key)
 
-    def names(self, url: str, provider: str) -> bool:
+    def names_endpoint(self, url: str, provider: str) -> bool:
         """Whether the environment itself names `url` as `provider`'s endpoint: the
         operator's own server, where no key is needed unless it says so (a placeholder is
         sent)."""
@@ -162,7 +162,7 @@ def build_client(
 def unusable_reason(model: ModelRef, credentials: ProviderCredentials) -> str | None:
     """Why `model` cannot be called with these credentials (no request made), else None."""
     url, key = credentials.endpoint(model)
-    if key is not None or _is_loopback(url) or credentials.names(url, model.provider):
+    if key is not None or _is_loopback(url) or credentials.names_endpoint(url, model.provider):
         return None
     if model.base_url is None:
         return _missing_key_message(model)
