@@ -16,6 +16,8 @@ import json
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+from pydantic import ValidationError
+
 from app.controls.pricing import PriceTable
 from app.errors import UserError
 from app.loop.ticket import Ticket
@@ -30,8 +32,6 @@ def model_option(model_id: str | None, base_url: str | None) -> ModelRef | None:
         if base_url is not None:
             raise UserError("--base-url needs --model: name the model that URL serves")
         return None
-    from pydantic import ValidationError
-
     entry: str | dict[str, str] = model_id
     if base_url is not None:
         _check_url(base_url)
