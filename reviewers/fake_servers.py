@@ -38,6 +38,7 @@ FAKE_ANTHROPIC_KEY = "sk-ant-fake-key-for-tests"
 FAKE_OPENAI_KEY = "sk-fake-openai-key-for-tests"
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
+MODELS_PATH = "/v1/models"  # the model list, in either API's shape
 MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
@@ -252,6 +253,9 @@ class FakeModelServer:
         self.api: Api = api
         self.api_key = api_key or (FAKE_ANTHROPIC_KEY if api == "anthropic" else FAKE_OPENAI_KEY)
         self.requests: list[RecordedRequest] = []
+        # GET /v1/models (what a client asks before its first call); apart from `requests`,
+        # which are the model calls.
+        self.listings: list[RecordedRequest] = []
         self.unscripted = 0
         self._script = _Script()
         self._stopping = threading.Event()
@@ -310,6 +314,12 @@ class FakeModelServer:
     def requests_for(self, model: str) -> list[RecordedRequest]:
         return [request for request in self.requests if request.model == model]
 
+    def model_names(self) -> list[str]:
+        """The models this server answers for: every scripted or defaulted name."""
+        with self._script.lock:
+            names = {*self._script.queues, *self._script.defaults} - {"*"}
+        return sorted(names)
+
     def pending(self, model: str) -> int:
         with self._script.lock:
             return len(self._script.queues.get(model, ()))
@@ -355,7 +365,49 @@ class _ApiHandler(BaseHTTPRequestHandler):
         return  # tests read the recordings, not stderr
 
     def do_GET(self) -> None:
-        self._send_json(404, self._error_body("not_found_error", f"no route GET {self.path}"))
+        if self.path.split("?")[0] != MODELS_PATH:
+            self._send_json(404, self._error_body("not_found_error", f"no route GET {self.path}"))
+            return
+        request = RecordedRequest(
+            api=self.fake.api,
+            path=self.path,
+            headers={key.lower(): value for key, value in self.headers.items()},
+            raw=b"",
+            body=None,
+            at=time.monotonic(),
+        )
+        with self.fake._record_lock:
+            self.fake.listings.append(request)
+        if self._sent_key() != self.fake.api_key:
+            self._send_json(401, self._error_body("authentication_error", "invalid x-api-key"))
+            return
+        self._send_json(200, self._model_list(self.fake.model_names()))
+
+    def _model_list(self, names: list[str]) -> Any:
+        if self.fake.api == "anthropic":
+            return {
+                "data": [
+                    {"type": "model", "id": name, "display_name": name,
+                     "created_at": "2025-01-01T00:00:00Z"}
+                    for name in names
+                ],
+                "has_more": False,
+                "first_id": names[0] if names else None,
+                "last_id": names[-1] if names else None,
+            }  # fmt: skip
+        return {
+            "object": "list",
+            "data": [{"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+                     for name in names],
+        }  # fmt: skip
+
+    def _sent_key(self) -> str | None:
+        """The key as the API reads it: Anthropic's `x-api-key` (or a bearer token), OpenAI's
+        bearer token."""
+        bearer = (self.headers.get("authorization") or "").removeprefix("Bearer ") or None
+        if self.fake.api == "anthropic":
+            return self.headers.get("x-api-key") or bearer
+        return bearer
 
     def do_POST(self) -> None:
         expected = ANTHROPIC_PATH if self.fake.api == "anthropic" else OPENAI_PATH
@@ -399,15 +451,9 @@ class _ApiHandler(BaseHTTPRequestHandler):
 
     def _refuse(self, body: Any) -> tuple[int, str, str] | None:
         """What the real API would refuse: a missing or wrong key, a body without the basics."""
-        if self.fake.api == "anthropic":
-            key = self.headers.get("x-api-key")
-            if key is None and (self.headers.get("authorization") or "").startswith("Bearer "):
-                key = (self.headers.get("authorization") or "")[len("Bearer ") :]
-            if not self.headers.get("anthropic-version"):
-                return 400, "invalid_request_error", "anthropic-version header is required"
-        else:
-            key = (self.headers.get("authorization") or "").removeprefix("Bearer ") or None
-        if key != self.fake.api_key:
+        if self.fake.api == "anthropic" and not self.headers.get("anthropic-version"):
+            return 400, "invalid_request_error", "anthropic-version header is required"
+        if self._sent_key() != self.fake.api_key:
             return 401, "authentication_error", "invalid x-api-key"
         if not isinstance(body, dict):
             return 400, "invalid_request_error", "body is not a JSON object"

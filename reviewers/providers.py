@@ -2,28 +2,26 @@
 openai SDK for any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM).
 
 Retries and backoff are the SDKs' own (429 honouring `retry-after`, 529/5xx, timeouts); what is
-left after them becomes a `ModelError` with a stable kind. Usage (input, output, cache read and
-write tokens) is taken from every response.
+left after them becomes a `ModelError` with a stable kind, its message naming the model and its
+URL. Usage (input, output, cache read and write tokens) is taken from every response.
 
 Keys and endpoints: a model entry's `base_url`, else `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`,
 else the vendor's. A key from the environment is sent only to its own endpoint (the one the
 environment names, or the vendor's): a repository's config can point a model at any URL, and
 that must not make the operator's key travel there. An endpoint without a key of its own
-(a local Ollama or vLLM) gets a placeholder.
+(a local Ollama or vLLM on 127.0.0.1, or a server the environment's base URL names) gets a
+placeholder. `unusable_reason` says, without a request, why a model cannot be called.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import urlsplit
-
-import anthropic
-import openai
-from anthropic.types import MessageParam, TextBlockParam, ToolParam
-from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
 from app.repo_config import ModelRef
 from reviewers.model_client import (
@@ -38,14 +36,24 @@ from reviewers.model_client import (
     Usage,
 )
 
+# The SDKs load when a client is made, not with this module: importing them takes a second or
+# more, and `ourobot cycle` checks keys and endpoints (reviewers.model_check) before that.
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam, TextBlockParam, ToolParam
+    from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
+
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 # Sent where no key belongs (a local server); OpenAI-compatible servers ignore it.
 NO_KEY = "no-key"
+# Where each provider's key comes from.
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 DEFAULT_MAX_RETRIES = 2
 
 __all__ = [
     "ANTHROPIC_DEFAULT_URL",
+    "KEY_VARIABLES",
+    "NO_KEY",
     "OPENAI_DEFAULT_URL",
     "AnthropicClient",
     "Completion",
@@ -58,6 +66,9 @@ __all__ = [
     "Usage",
     "build_client",
     "build_fallback",
+    "root_cause",
+    "shown_url",
+    "unusable_reason",
 ]
 
 
@@ -72,16 +83,26 @@ class ProviderCredentials:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ProviderCredentials:
+        def value(name: str) -> str | None:
+            return env.get(name, "").strip() or None  # a blank variable is an unset one
+
         return cls(
-            anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
-            anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
-            openai_api_key=env.get("OPENAI_API_KEY") or None,
-            openai_base_url=env.get("OPENAI_BASE_URL") or None,
+            anthropic_api_key=value("ANTHROPIC_API_KEY"),
+            anthropic_base_url=value("ANTHROPIC_BASE_URL"),
+            openai_api_key=value("OPENAI_API_KEY"),
+            openai_base_url=value("OPENAI_BASE_URL"),
         )
 
     def secrets(self) -> tuple[str, ...]:
         """The key values, for redaction from anything that reaches a model."""
         return tuple(key for key in (self.anthropic_api_key, self.openai_api_key) if key)
+
+    def names_endpoint(self, url: str, provider: str) -> bool:
+        """Whether the environment itself names `url` as `provider`'s endpoint: the
+        operator's own server, where no key is needed unless it says so (a placeholder is
+        sent)."""
+        home = self.anthropic_base_url if provider == "anthropic" else self.openai_base_url
+        return home is not None and _origin(url) == _origin(home)
 
     def endpoint(self, model: ModelRef) -> tuple[str, str | None]:
         """(base_url, key) for `model`; the key is None when nothing may be sent to that URL."""
@@ -123,16 +144,10 @@ def build_client(
     raise here: the first call fails with `ModelError("config")`, so one model without a key
     makes its reviewer incomplete, not the whole run an error. `cache_prompt` asks Anthropic
     to cache the prompt (see `AnthropicClient`); other providers cache on their own."""
+    unusable = unusable_reason(model, credentials)
+    if unusable is not None:
+        return _Unconfigured(model.id, unusable)
     url, key = credentials.endpoint(model)
-    if key is None and not _is_loopback(url) and model.base_url is None:
-        return _Unconfigured(model.id, _missing_key_message(model))
-    if key is None and not _is_loopback(url):
-        return _Unconfigured(
-            model.id,
-            f"no key may be sent to {url} (the environment's key belongs to "
-            f"{'ANTHROPIC' if model.provider == 'anthropic' else 'OPENAI'}_BASE_URL); point "
-            "that variable at this endpoint or use a local (127.0.0.1) server",
-        )
     if model.provider == "anthropic":
         return AnthropicClient(
             model.name,
@@ -142,6 +157,34 @@ def build_client(
             cache_prompt=cache_prompt,
         )
     return OpenAIClient(model.name, base_url=url, api_key=key, max_retries=max_retries)
+
+
+def unusable_reason(model: ModelRef, credentials: ProviderCredentials) -> str | None:
+    """Why `model` cannot be called with these credentials (no request made), else None."""
+    url, key = credentials.endpoint(model)
+    if key is not None or _is_loopback(url) or credentials.names_endpoint(url, model.provider):
+        return None
+    if model.base_url is None:
+        return _missing_key_message(model)
+    return (
+        f"no key may be sent to {shown_url(url)} (the environment's key belongs to "
+        f"{'ANTHROPIC' if model.provider == 'anthropic' else 'OPENAI'}_BASE_URL); point "
+        "that variable at this endpoint or use a local (127.0.0.1) server"
+    )
+
+
+def shown_url(url: str) -> str:
+    """An endpoint as a message names it: scheme, host, port and path, never credentials
+    or a query."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
 
 
 def build_fallback(
@@ -156,7 +199,7 @@ def build_fallback(
 
 
 def _missing_key_message(model: ModelRef) -> str:
-    variable = "ANTHROPIC_API_KEY" if model.provider == "anthropic" else "OPENAI_API_KEY"
+    variable = KEY_VARIABLES[model.provider]
     # The model is named by whoever shows this (a verdict row, a fallback chain's list).
     return f"{variable} is not set"
 
@@ -200,42 +243,73 @@ class _SdkErrors:
     other: type[Exception]  # the SDK's base error: anything else it could not make sense of
 
 
-_ANTHROPIC_ERRORS = _SdkErrors(
-    anthropic.APITimeoutError,
-    anthropic.APIConnectionError,
-    anthropic.APIStatusError,
-    anthropic.APIError,
-)
-_OPENAI_ERRORS = _SdkErrors(
-    openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError, openai.OpenAIError
-)
+@cache
+def _anthropic_errors() -> _SdkErrors:
+    import anthropic
+
+    return _SdkErrors(
+        anthropic.APITimeoutError,
+        anthropic.APIConnectionError,
+        anthropic.APIStatusError,
+        anthropic.APIError,
+    )
+
+
+@cache
+def _openai_errors() -> _SdkErrors:
+    import openai
+
+    return _SdkErrors(
+        openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError, openai.OpenAIError
+    )
 
 
 @contextmanager
-def _model_errors(model_id: str, timeout_s: float, errors: _SdkErrors) -> Iterator[None]:
-    """Turn what an SDK call raises into a `ModelError` of a stable kind."""
+def _model_errors(where: str, timeout_s: float, errors: _SdkErrors) -> Iterator[None]:
+    """Turn what an SDK call raises into a `ModelError` of a stable kind. `where` names the
+    model and its endpoint (`_where`): "cannot connect" alone does not say which server is down."""
     try:
         yield
     except errors.timeout:
-        raise ModelError("timeout", _timed_out(model_id, timeout_s)) from None
+        raise ModelError("timeout", _timed_out(where, timeout_s)) from None
     except errors.connection as exc:
-        raise ModelError("connection", f"{model_id}: cannot connect: {exc}") from None
+        raise ModelError("connection", f"{where}: cannot connect: {root_cause(exc)}") from None
     except errors.status as exc:
         answer = cast(_StatusError, exc)
-        raise _status_error(model_id, answer.status_code, answer.message) from None
+        raise _status_error(where, answer.status_code, answer.message) from None
     except errors.other as exc:
-        raise ModelError("malformed", f"{model_id}: bad response: {exc}") from None
+        raise ModelError("malformed", f"{where}: bad response: {exc}") from None
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         # The SDKs let a body that is not JSON (or not the API's shape) escape as these.
-        raise ModelError("malformed", _bad_body(model_id, exc)) from None
+        raise ModelError("malformed", _bad_body(where, exc)) from None
 
 
-def _timed_out(model_id: str, timeout_s: float) -> str:
-    return f"{model_id}: no answer within {timeout_s:g}s (after the SDK's retries)"
+def root_cause(exc: BaseException) -> str:
+    """What a connection error comes down to ("Connection refused", "Name or service not
+    known"): the SDKs say only "Connection error." and keep the socket's error underneath."""
+    seen = {id(exc)}
+    deepest: BaseException = exc
+    while True:
+        below = deepest.__cause__ or deepest.__context__
+        if below is None or id(below) in seen:
+            break
+        seen.add(id(below))
+        deepest = below
+    text = (str(deepest).strip().splitlines() or [""])[0]
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", text)
+    return text or str(exc) or type(deepest).__name__
 
 
-def _status_error(model_id: str, status: int, message: str) -> ModelError:
-    return ModelError(_status_kind(status), f"{model_id}: HTTP {status}: {message}")
+def _where(client: AnthropicClient | OpenAIClient) -> str:
+    return f"{client.model_id} at {shown_url(client.base_url)}"
+
+
+def _timed_out(where: str, timeout_s: float) -> str:
+    return f"{where}: no answer within {timeout_s:g}s (after the SDK's retries)"
+
+
+def _status_error(where: str, status: int, message: str) -> ModelError:
+    return ModelError(_status_kind(status), f"{where}: HTTP {status}: {message}")
 
 
 def _status_kind(status: int) -> ErrorKind:
@@ -269,7 +343,10 @@ class AnthropicClient:
         cache_prompt: bool = False,
     ) -> None:
         self.name = name
+        self.base_url = base_url
         self.cache_prompt = cache_prompt
+        import anthropic
+
         # An explicit key (a placeholder where none belongs): the SDK then reads no credential
         # from the environment or the disk on its own.
         self._sdk = anthropic.Anthropic(
@@ -297,7 +374,9 @@ class AnthropicClient:
         ]
         if self.cache_prompt and turns:
             turns[-1] = _cached_turn(turns[-1]["role"], messages[-1].content)
-        with _model_errors(self.model_id, timeout_s, _ANTHROPIC_ERRORS):
+        import anthropic  # loaded by the constructor already
+
+        with _model_errors(_where(self), timeout_s, _anthropic_errors()):
             response = self._sdk.messages.create(
                 model=self.name,
                 system=_cached_text(system) if self.cache_prompt else system,
@@ -306,7 +385,7 @@ class AnthropicClient:
                 timeout=timeout_s,
                 tools=[_anthropic_tool(tool) for tool in tools] if tools else anthropic.omit,
             )
-        return _anthropic_completion(self.model_id, response)
+        return _anthropic_completion(self.model_id, response, where=_where(self))
 
 
 def _anthropic_tool(tool: ToolSpec) -> ToolParam:
@@ -327,11 +406,11 @@ def _cached_turn(role: str, text: str) -> MessageParam:
     return {"role": "assistant", "content": _cached_text(text)}
 
 
-def _anthropic_completion(model_id: str, response: Any) -> Completion:
+def _anthropic_completion(model_id: str, response: Any, *, where: str) -> Completion:
     content = getattr(response, "content", None)
     usage = getattr(response, "usage", None)
     if not isinstance(content, list) or usage is None:
-        raise ModelError("malformed", f"{model_id}: the answer is not a Messages API response")
+        raise ModelError("malformed", f"{where}: the answer is not a Messages API response")
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in content:
@@ -341,7 +420,7 @@ def _anthropic_completion(model_id: str, response: Any) -> Completion:
         elif kind == "tool_use":
             arguments = getattr(block, "input", None)
             if not isinstance(arguments, dict):
-                raise ModelError("malformed", f"{model_id}: tool_use input is not an object")
+                raise ModelError("malformed", f"{where}: tool_use input is not an object")
             calls.append(ToolCall(name=str(getattr(block, "name", "")), arguments=arguments))
     return Completion(
         text="".join(texts),
@@ -357,9 +436,9 @@ def _anthropic_completion(model_id: str, response: Any) -> Completion:
     )
 
 
-def _bad_body(model_id: str, exc: Exception) -> str:
+def _bad_body(where: str, exc: Exception) -> str:
     first = (str(exc).splitlines() or [""])[0][:200]
-    return f"{model_id}: the answer is not valid ({type(exc).__name__}: {first})"
+    return f"{where}: the answer is not valid ({type(exc).__name__}: {first})"
 
 
 def _count(value: object) -> int:
@@ -378,9 +457,12 @@ class OpenAIClient:
         max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         self.name = name
+        self.base_url = base_url
         # OpenAI's own API wants `max_completion_tokens`; compatible servers (Ollama, vLLM,
         # OpenRouter) reliably understand `max_tokens`.
         self._official = _origin(base_url) == _origin(OPENAI_DEFAULT_URL)
+        import openai
+
         self._sdk = openai.OpenAI(
             api_key=api_key or NO_KEY, base_url=base_url, max_retries=max_retries
         )
@@ -404,7 +486,9 @@ class OpenAIClient:
                 chat.append({"role": "user", "content": m.content})
             else:
                 chat.append({"role": "assistant", "content": m.content})
-        with _model_errors(self.model_id, timeout_s, _OPENAI_ERRORS):
+        import openai  # loaded by the constructor already
+
+        with _model_errors(_where(self), timeout_s, _openai_errors()):
             response = self._sdk.chat.completions.create(
                 model=self.name,
                 messages=chat,
@@ -413,7 +497,7 @@ class OpenAIClient:
                 max_tokens=openai.omit if self._official else max_tokens,
                 tools=[_openai_tool(tool) for tool in tools] if tools else openai.omit,
             )
-        return _openai_completion(self.model_id, response)
+        return _openai_completion(self.model_id, response, where=_where(self))
 
 
 def _openai_tool(tool: ToolSpec) -> ChatCompletionToolParam:
@@ -427,13 +511,13 @@ def _openai_tool(tool: ToolSpec) -> ChatCompletionToolParam:
     }
 
 
-def _openai_completion(model_id: str, response: Any) -> Completion:
+def _openai_completion(model_id: str, response: Any, *, where: str) -> Completion:
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
-        raise ModelError("malformed", f"{model_id}: the answer has no choices")
+        raise ModelError("malformed", f"{where}: the answer has no choices")
     message = getattr(choices[0], "message", None)
     if message is None:
-        raise ModelError("malformed", f"{model_id}: the answer has no message")
+        raise ModelError("malformed", f"{where}: the answer has no message")
     calls = []
     for call in getattr(message, "tool_calls", None) or ():
         function = getattr(call, "function", None)

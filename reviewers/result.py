@@ -13,6 +13,7 @@ from typing import Any, Literal
 from reviewers.context import Omission
 from reviewers.model_client import Usage
 from reviewers.obligations import Assessed, Obligation
+from reviewers.untrusted import is_invisible
 from reviewers.verdict import Answer, Finding, VerdictKind
 
 Conclusion = Literal["success", "failure"]
@@ -198,11 +199,19 @@ def _weight(assessed: Assessed | None) -> str:
     return f"`{assessed.id}`{why} "
 
 
+# A mention's "@" shown as the full-width at sign (U+FF20): read as "@", never a notification.
+MENTION_SAFE_AT = "\uff20"
+
+
 def _cell(text: str) -> str:
     """Model or user text inside a Markdown table or list item: one line, no table breaks,
-    no mentions or HTML that GitHub would act on."""
-    flat = " ".join(text.split())
-    flat = flat.replace("|", "\\|").replace("<", "&lt;").replace("@", "&#64;")
+    no invisible characters, no mentions or HTML that GitHub would act on."""
+    flat = " ".join("".join(char for char in text if not is_invisible(char)).split())
+    # Escaped the Markdown way, never as HTML entities (`&lt;` where the text is shown as
+    # text); the backslash first, so the model's cannot undo ours.
+    for char in "\\|<>":
+        flat = flat.replace(char, "\\" + char)
+    flat = flat.replace("@", MENTION_SAFE_AT)
     return flat if len(flat) <= 300 else flat[:297] + "..."
 
 

@@ -15,7 +15,8 @@ import sys
 
 from app.cli import EXIT_NEGATIVE, EXIT_OK
 from app.cli.startup import require_unexposed
-from app.loop.local import run_local_cycle
+from app.loop.local_models import model_option
+from app.loop.local_start import start_local_cycle
 from app.settings import load_settings
 
 SUCCESS = ("ready", "merged", "satisfied")
@@ -25,14 +26,26 @@ def cycle(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"ourobot: {line}", file=sys.stderr, flush=True)
 
-    settings = load_settings()
+    env, settings = dict(os.environ), load_settings()
     require_unexposed(settings)
-    run = run_local_cycle(
+    start = start_local_cycle(
         args.repo,
         args.ticket,
         config_file=args.config,
+        env=env,
+        settings=settings,
+        progress=progress,
+        model=model_option(args.model, args.base_url),
+    )
+    # The cycle's machinery (store, SDKs, cage) loads once the input is known to be good, so
+    # bad input is one line within a second.
+    from app.loop.local import run_local_cycle
+
+    run = run_local_cycle(
+        start,
+        config_file=args.config,
         merge=args.merge,
-        env=dict(os.environ),
+        env=env,
         settings=settings,
         ask=_ask,
         progress=progress,

@@ -28,5 +28,15 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="after tests and review passed, ask to merge the branch (--no-ff)",
     )
+    parser.add_argument(
+        "--model", metavar="ID",
+        help="the implementer's and planner's model (anthropic:<name> or openai:<name>) in "
+        "place of the config's; its key from ANTHROPIC_API_KEY / OPENAI_API_KEY",
+    )  # fmt: skip
+    parser.add_argument(
+        "--base-url", metavar="URL",
+        help="where --model is served: an OpenAI-compatible server such as Ollama's "
+        "http://127.0.0.1:11434/v1 (a local one needs no key)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.set_defaults(handler=deferred("app.cli.cycle", "cycle"))

@@ -11,7 +11,11 @@ ticket ends labeled blocked with no pull request.
 
 `--json` makes the last stdout line the summary (`summary_json`); `--record DIR` writes every
 HTTP request the sandbox and the model servers received (the sandbox's with its answer) and
-every webhook the sandbox sent, secrets scrubbed (`demo_record`).
+every webhook the sandbox sent, secrets scrubbed (`demo_record`). Its folders are checked
+before anything starts (`demo_files`). SIGTERM, SIGINT and SIGHUP stop it cleanly
+(`stopped_by_signals`): its children stopped, the temporary folder (which holds the sandbox
+App's key) removed, one line, exit 2. A ticket that ends blocked ends the wait for its pull
+request at once, with ourobot's explanation.
 """
 
 from __future__ import annotations
@@ -19,10 +23,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
+import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,7 +37,9 @@ from typing import Any, TextIO, TypeVar, cast
 import httpx
 from githubkit import GitHub, TokenAuthStrategy
 
+from app.cli import EXIT_BAD_INPUT
 from app.cli import demo_script as script
+from app.cli.demo_files import Workdir, make_workdir
 from app.cli.demo_record import RequestRecord, Scrubber
 from app.gate.merge import merge_commit_of
 from app.github_client import GitHubClients
@@ -161,31 +166,41 @@ def _free_port() -> int:
 
 @dataclass(frozen=True)
 class RealModel:
-    """`--model`: a real model for the implementer and the panel, its key from the env."""
+    """`--model` (and `--base-url`): a real model for the implementer and the panel."""
 
     id: str  # as the review config names models: "anthropic:<name>" or "openai:<name>"
     provider: str
     key_variable: str
-    key: str = field(repr=False)
+    key: str | None = field(repr=False)  # None: its endpoint wants none (a local server)
+    base_url: str | None = None  # `--base-url`, else the provider's (the env's or the vendor's)
+    home_url: str | None = None  # the environment's `<PROVIDER>_BASE_URL`, if it names one
+    warnings: tuple[str, ...] = ()  # from the check: a model its server does not list, say
+
+    def said(self) -> str:
+        where = f" at {self.base_url}" if self.base_url else ""
+        key = f", with {self.key_variable} from the environment" if self.key else ""
+        return f"the model is real: {self.id}{where}{key}"
 
 
-KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-
-
-def real_model(model_id: str, env: dict[str, str]) -> RealModel:
-    """Check `--model` and its key before anything starts; a `UserError` (exit 2) if not."""
+def real_model(model_id: str, env: dict[str, str], base_url: str | None = None) -> RealModel:
+    """Check `--model` (and `--base-url`): the id, the key, and what the endpoint answers,
+    before anything starts; a `UserError` (exit 2) naming the variable or the URL if not."""
     from app.errors import UserError
-    from app.repo_config.model import parse_model_id
+    from app.loop.local_models import model_option
+    from reviewers.model_check import Role, check_roles
+    from reviewers.providers import KEY_VARIABLES, ProviderCredentials
 
+    model = model_option(model_id, base_url)
+    assert model is not None
+    credentials = ProviderCredentials.from_env(env)
     try:
-        provider = parse_model_id(model_id)["provider"]
-    except ValueError as exc:
-        raise UserError(f"--model: {exc}") from None
-    variable = KEY_VARIABLES[provider]
-    key = env.get(variable, "").strip()
-    if not key:
-        raise UserError(f"--model {model_id}: {variable} is not set (the key comes from the env)")
-    return RealModel(model_id, provider, variable, key)
+        warnings = check_roles([Role("the demo", (model,))], credentials)
+    except UserError as exc:
+        raise UserError(f"--model {exc}") from None
+    _, key = credentials.endpoint(model)
+    home = env.get(f"{model.provider.upper()}_BASE_URL", "").strip() or None
+    return RealModel(model.id, model.provider, KEY_VARIABLES[model.provider], key,
+                     model.base_url, home, tuple(warnings))  # fmt: skip
 
 
 @dataclass
@@ -214,6 +229,43 @@ def summary_json(tickets: list[TicketResult], api_requests: int, record: Path | 
     )  # fmt: skip
 
 
+class Stopped(BaseException):
+    """A signal asked the demo to stop; the message names it. A BaseException, as
+    KeyboardInterrupt is, so no library's `except Exception` takes it for an error of its own."""
+
+
+@dataclass
+class StopSignal:
+    """The signal that stopped the demo, once one has."""
+
+    name: str | None = None
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[StopSignal]:
+    """SIGTERM (a CI timeout's `kill`), SIGINT (Ctrl-C) and SIGHUP raise `Stopped` in the main
+    thread, so every `finally` runs: the children are stopped and the temporary folder, which
+    holds the sandbox App's key, is removed. Once stopping, further signals are ignored: a
+    second Ctrl-C must not cut the clean-up short and leave `ourobot serve` running."""
+    received = StopSignal()
+
+    def stop(number: int, _: object) -> None:
+        for each in STOP_SIGNALS:
+            signal.signal(each, signal.SIG_IGN)
+        received.name = signal.Signals(number).name
+        raise Stopped(received.name)
+
+    previous = {each: signal.signal(each, stop) for each in STOP_SIGNALS}
+    try:
+        yield received
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+
+
 def run_demo(
     out: TextIO,
     *,
@@ -224,34 +276,57 @@ def run_demo(
     model: RealModel | None = None,
 ) -> int:
     """Run the demo end to end; returns the exit code. With `as_json` the steps go to stderr
-    and the last stdout line is the summary."""
+    and the last stdout line is the summary. `keep_dir` and `record_dir` are checked already
+    (`demo_files`): absolute, and usable."""
     steps_out = sys.stderr if as_json else out
-    workdir = keep_dir or Path(tempfile.mkdtemp(prefix="ourobot-demo-"))
-    demo = Demo(steps_out, workdir, record_dir=record_dir, redis_url=redis_url, model=model)
-    if model is None:
-        said = "the models are scripted: no real model is called (demo_script.py says what)"
-    else:
-        said = f"the model is real: {model.id}, with {model.key_variable} from the environment"
-    print(said, file=steps_out, flush=True)
-    try:
-        demo.run()
-        code = 0 if demo.tickets_as_expected() else 1
-    except DemoFailed as exc:
-        print(f"demo failed: {exc}", file=steps_out)
-        code = 1
-    finally:
-        if keep_dir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
+    tickets: list[TicketResult] = []
+    api_requests = 0
+    with stopped_by_signals() as stop:
+        workdir: Workdir | None = None
+        try:
+            workdir = make_workdir(keep_dir)
+            demo = Demo(steps_out, workdir, record_dir=record_dir, redis_url=redis_url, model=model)
+            try:
+                print(model.said() if model else SCRIPTED, file=steps_out, flush=True)
+                for warning in model.warnings if model else ():
+                    print(f"warning: {warning}", file=steps_out, flush=True)
+                demo.run()
+                code = 0 if demo.tickets_as_expected() else 1
+            finally:
+                tickets, api_requests = demo.tickets, demo.api_requests
+        except (Stopped, Exception) as exc:
+            code = _ended(exc, stop, workdir, steps_out)
+        finally:
+            if workdir is not None:
+                workdir.remove()
     if as_json:
-        print(summary_json(demo.tickets, demo.api_requests, record_dir), file=out, flush=True)
+        print(summary_json(tickets, api_requests, record_dir), file=out, flush=True)
     return code
+
+
+SCRIPTED = "the models are scripted: no real model is called (demo_script.py says what)"
+
+
+def _ended(exc: BaseException, stop: StopSignal, workdir: Workdir | None, out: TextIO) -> int:
+    """The exit code for a demo that did not finish, said in one line; anything but a stop
+    or a failed step is raised again."""
+    if stop.name is not None:  # whatever comes up after a signal is the stop, however wrapped
+        kept = workdir is not None and workdir.kept
+        left = f"its files are in {workdir.path}" if workdir and kept else "nothing is left"
+        print(f"ourobot: demo stopped by {stop.name}: its processes are stopped, {left}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        return EXIT_BAD_INPUT
+    if isinstance(exc, DemoFailed):
+        print(f"demo failed: {exc}", file=out)
+        return 1
+    raise exc
 
 
 class Demo:
     def __init__(
         self,
         out: TextIO,
-        workdir: Path,
+        workdir: Workdir,
         *,
         record_dir: Path | None = None,
         redis_url: str | None = None,
@@ -262,7 +337,8 @@ class Demo:
         self.model = model
         # Its own Celery queue: no other worker on a shared Redis takes the demo's tasks.
         self.queue = f"ourobot-demo-{secrets.token_hex(6)}"
-        self.workdir = workdir
+        self.workdir = workdir.path
+        self.kept = workdir.kept
         self.steps = Steps(out)
         self.keep: list[Any] = []  # githubkit namespaces hold their clients weakly
         self.tickets: list[TicketResult] = []
@@ -291,7 +367,7 @@ class Demo:
         )
         self.scrubber.add(server.admin_token, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY)
         self.scrubber.add(self.status_token)
-        if self.model is not None:
+        if self.model is not None and self.model.key:
             self.scrubber.add(self.model.key)
         anthropic = FakeModelServer("anthropic", api_key=FAKE_ANTHROPIC_KEY)
         openai = FakeModelServer("openai", api_key=FAKE_OPENAI_KEY)
@@ -305,7 +381,8 @@ class Demo:
                 anthropic.start()
                 openai.start()
                 self.script_models(anthropic, openai)
-                n("the models are scripted (no real model is called): demo_script.py says what")
+                n("the models are scripted (no real model is called): demo_script.py says what;")
+                n("priced at 0 (OUROBOT_MODEL_PRICES), so `ourobot status` shows them at no cost")
                 n(f"anthropic:{script.REVIEWERS[0]} at {anthropic.base_url}")
                 n(f"openai:{script.REVIEWERS[1]} at {openai.base_url}")
             control = server.control()
@@ -313,7 +390,10 @@ class Demo:
                 maintainer_token = control.create_user(script.OWNER)
                 self.scrubber.add(maintainer_token)
                 seed = self.workdir / "seed"
-                for rel, text in script.files(self.model.id if self.model else None).items():
+                entry = (
+                    script.model_entry(self.model.id, self.model.base_url) if self.model else None
+                )
+                for rel, text in script.files(entry).items():
                     (seed / rel).parent.mkdir(parents=True, exist_ok=True)
                     (seed / rel).write_text(text)
                 repo = control.create_repo(script.OWNER, script.REPO, seed)
@@ -378,6 +458,11 @@ class Demo:
                 self.record.model_requests("anthropic", anthropic.requests)
                 self.record.model_requests("openai", openai.requests)
 
+    def seed_files(self) -> dict[str, str]:
+        if self.model is None:
+            return script.files()
+        return script.files(script.model_entry(self.model.id, self.model.base_url))
+
     def script_models(self, anthropic: Any, openai: Any) -> None:
         for fake, model in ((anthropic, script.REVIEWERS[0]), (openai, script.REVIEWERS[1])):
             fake.script(model, *script.reviewer_script()[model])
@@ -413,14 +498,24 @@ class Demo:
             "OPENAI_BASE_URL": openai.base_url,
             **redis,
         }
+        if self.model is None:
+            env["OUROBOT_MODEL_PRICES"] = json.dumps(script.SCRIPTED_PRICES)
         return self.real_model_env(env)
 
     def real_model_env(self, env: dict[str, str]) -> dict[str, str]:
-        """With `--model`, its provider's real key and the provider's own URL."""
+        """With `--model`, its provider's real key (if it has one) and the environment's own
+        endpoint for it (else the vendor's) in place of the scripted server's."""
         if self.model is None:
             return env
-        env = {**env, self.model.key_variable: self.model.key}
-        env.pop(f"{self.model.provider.upper()}_BASE_URL")
+        env = dict(env)
+        for variable, value in (
+            (self.model.key_variable, self.model.key),
+            (f"{self.model.provider.upper()}_BASE_URL", self.model.home_url),
+        ):
+            if value:
+                env[variable] = value
+            else:
+                env.pop(variable, None)
         return env
 
     # ----- the story ---------------------------------------------------------------------------
@@ -444,8 +539,8 @@ class Demo:
         result = TicketResult(number)
         branch = f"ourobot/issue-{number}"
         with self.steps.step(f"ourobot works #{number} and opens a pull request") as note:
-            pull = wait_for(f"ourobot's pull request from {branch}", partial(self.pull_of, branch),
-                            CYCLE_WAIT_S)  # fmt: skip
+            made = partial(self.pull_or_why_not, number, branch)
+            pull = wait_for(f"ourobot's pull request from {branch}", made, CYCLE_WAIT_S)
             result.pr, head = int(pull["number"]), str(pull["head"]["sha"])
             note(f"PR #{result.pr} at {head[:10]}: {self.changed(result.pr)}")
             note("the implementer's edits were validated, committed and tested in a worktree,")
@@ -498,6 +593,18 @@ class Demo:
             script.OWNER, script.REPO, head=f"{script.OWNER}:{branch}", state="all"
         ).json()
         return listed[0] if isinstance(listed, list) and listed else None
+
+    def pull_or_why_not(self, number: int, branch: str) -> dict[str, Any] | None:
+        """The pull request from `branch`; `DemoFailed` with ourobot's explanation as soon as
+        the ticket ends without one (a model that cannot be reached, say), not at the timeout."""
+        pull = self.pull_of(branch)
+        if pull is not None:
+            return pull
+        if self.labeled(number, "ourobot:blocked") or self.labeled(number, "ourobot:needs-human"):
+            said = self.blocked_comment(number)  # posted just after the label
+            if said is not None:
+                raise DemoFailed(f"#{number} ended without a pull request: {first_line(said, 400)}")
+        return None
 
     def new_head(self, pull: int, old: str) -> str | None:
         head = self.maintainer.rest.pulls.get(script.OWNER, script.REPO, pull).parsed_data.head.sha
@@ -581,7 +688,12 @@ class Demo:
             refused = httpx.get(f"{ourobot.url}/status", timeout=10).status_code
             rows = page.text.count('<tr class="entry">')
             note(f"{ourobot.url}/status with the token: {rows} ledger rows; without it: {refused}")
-            note(f"ourobot ledger / ourobot patterns read {ourobot.env['OUROBOT_DATA_DIR']}")
+            if self.kept:
+                data = ourobot.env["OUROBOT_DATA_DIR"]
+                note(f"OUROBOT_DATA_DIR={data} ourobot ledger (or status, patterns) reads them")
+            else:
+                note("the demo's files go when it ends: with --keep DIR, ourobot ledger, status")
+                note("and patterns read them afterwards (OUROBOT_DATA_DIR=DIR/ourobot-data)")
 
     # ----- looking at GitHub ----------------------------------------------------------------
     def comment(self, number: int, body: str) -> None:

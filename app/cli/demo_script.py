@@ -10,6 +10,8 @@ asked, with a rewrite that cuts the 250-line guide to 30 lines: the iteration gu
 
 from __future__ import annotations
 
+import json
+
 from reviewers.fake_servers import Reply, Text, append_block, edits_reply, file_block
 from reviewers.obligations import finding_id
 from reviewers.verdict import parse_finding
@@ -60,15 +62,31 @@ FILES = {
 }
 
 
+# The scripted models cost nothing: priced 0, so the spend caps count them at $0 and
+# `ourobot status` lists them as at no cost, not at the dearest price of a model nobody priced.
+SCRIPTED_PRICES = {
+    model: {"input": 0, "output": 0}
+    for model in (f"anthropic:{REVIEWERS[0]}", f"openai:{REVIEWERS[1]}", f"anthropic:{IMPLEMENTER}")
+}
+
+
+def model_entry(model_id: str, base_url: str | None = None) -> str:
+    """A real model as the config names it (YAML): the id, or the `{id:, base_url:}` form."""
+    if base_url is None:
+        return json.dumps(model_id)
+    return f"{{id: {json.dumps(model_id)}, base_url: {json.dumps(base_url)}}}"
+
+
 def files(model: str | None = None) -> dict[str, str]:
-    """The repository's files; with a real `model` it implements and reviews alone."""
+    """The repository's files; with a real `model` (a `model_entry`) it implements and
+    reviews alone."""
     if model is None:
         return FILES
     config = FILES[".github/ourobot.yml"]
     config = config.replace(
         f'review:\n  models: ["anthropic:{REVIEWERS[0]}", "openai:{REVIEWERS[1]}"]\n  quorum: 2\n',
-        f'review:\n  models: ["{model}"]\n  quorum: 1\n',
-    ).replace(f'implementer: "anthropic:{IMPLEMENTER}"', f'implementer: "{model}"')
+        f"review:\n  models: [{model}]\n  quorum: 1\n",
+    ).replace(f'implementer: "anthropic:{IMPLEMENTER}"', f"implementer: {model}")
     return {**FILES, ".github/ourobot.yml": config}
 
 

@@ -46,7 +46,7 @@ def ledger_filter(args: argparse.Namespace, now: datetime) -> LedgerFilter:
 
 def run_ledger(args: argparse.Namespace) -> int:
     wanted = ledger_filter(args, datetime.now(UTC))  # bad input before any store is opened
-    store = open_store(load_settings())
+    store = open_store(load_settings(), reading=True)
     try:
         entries = search(store, wanted)
     finally:

@@ -15,7 +15,7 @@ from app.settings import load_settings
 def run_patterns(args: argparse.Namespace) -> int:
     repo = parse_repo(args.repo) if args.repo else None
     since = parse_time(args.since, now=datetime.now(UTC), option="--since") if args.since else None
-    store = open_store(load_settings())
+    store = open_store(load_settings(), reading=True)
     try:
         patterns = read_register(store, repo=repo, since=since)
     finally:

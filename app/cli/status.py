@@ -17,7 +17,7 @@ from app.settings import load_settings
 
 def run_status(args: argparse.Namespace) -> int:
     settings = load_settings()
-    store = open_store(settings)
+    store = open_store(settings, reading=True)
     try:
         redis_client, queues = status_redis(settings.redis_url, settings.celery_queue)
         view = read_overview(settings, store, redis_client, queue_names=queues)
@@ -67,7 +67,23 @@ def status_lines(view: Overview) -> list[str]:
     for owner, micro in sorted(view.spend_today.items()):
         name = "the Action/CLI" if owner == "none" else f"installation {owner}"
         lines.append(f"  {name}: {usd(micro)}")
+    lines += priced_lines(view)
     lines += [f"note: {note}" for note in view.notes]
+    return lines
+
+
+def priced_lines(view: Overview) -> list[str]:
+    """Spend that is not real dollars, said so: models priced at 0 (the demo's scripted ones,
+    a local server) and models charged at the dearest price because nobody priced them."""
+    lines = []
+    if view.free_today:
+        models = ", ".join(f"{m} ({n} calls)" for m, n in sorted(view.free_today.items()))
+        lines.append(f"  at no cost (priced 0 by OUROBOT_MODEL_PRICES: scripted or local "
+                     f"models): {models}")  # fmt: skip
+    if view.unpriced_today:
+        models = ", ".join(f"{m} {usd(c)}" for m, c in sorted(view.unpriced_today.items()))
+        lines.append(f"  of which charged at the dearest price, no price known (set "
+                     f"OUROBOT_MODEL_PRICES): {models}")  # fmt: skip
     return lines
 
 

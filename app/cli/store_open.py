@@ -12,10 +12,18 @@ if TYPE_CHECKING:
     from app.store import Store
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, *, reading: bool = False) -> Store:
+    """The store, migrated. `reading` (ledger, status, patterns): a SQLite store's folder must
+    exist already; a typo in OUROBOT_DATA_DIR is said, not answered from a new empty store."""
     from sqlalchemy.exc import OperationalError
 
     from app.store import Store
+
+    if reading and not settings.database_url and not settings.data_dir.is_dir():
+        raise ConfigError(
+            f"OUROBOT_DATA_DIR {settings.data_dir}: no such folder, so no ledger to read "
+            "(ourobot serve and ourobot cycle write one there; a kept demo's is DIR/ourobot-data)"
+        )
 
     store = Store.open(settings)
     try:

@@ -9,12 +9,15 @@
   those two in the server's memory;
 - open cycles: the loop's runs (cycles and fix rounds) still under way, and tickets whose
   newest cycle row left a pull request that has not merged;
-- spend today (UTC) per installation against the daily cap, and the per-ticket cap;
+- spend today (UTC) per installation against the daily cap, and the per-ticket cap; which
+  models cost nothing (priced 0 by the operator: scripted or local ones) and which were charged
+  at the dearest price because nobody priced them, so neither reads as real dollars;
 - spend per day over the last days, for the page's chart.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,6 +27,7 @@ from sqlalchemy import func, select
 
 from app.controls.halt import Halt, HaltRegistry
 from app.controls.ledger import entry_of, start_of_utc_day
+from app.controls.pricing import PRICE_FIELDS
 from app.settings import Settings
 from app.store import Store
 from app.store.schema import ledger as ledger_table
@@ -74,6 +78,8 @@ class Overview:
     cap_usd_per_day: float | None
     cap_usd_per_ticket: float
     days: list[DaySpend] = field(default_factory=list)
+    free_today: dict[str, int] = field(default_factory=dict)  # model -> calls priced at 0
+    unpriced_today: dict[str, int] = field(default_factory=dict)  # model -> micro-dollars
     notes: list[str] = field(default_factory=list)
 
 
@@ -111,6 +117,7 @@ def read_overview(
         cap_usd_per_ticket=settings.cap_usd_per_ticket,
         days=spend_per_day(store, moment, days),
         notes=notes,
+        **_how_priced_since(store, start_of_utc_day(moment)),
     )
 
 
@@ -214,6 +221,27 @@ def _spend_since(store: Store, since: datetime) -> dict[str, int]:
     return {("none" if owner is None else str(owner)): int(total or 0) for owner, total in rows}
 
 
+def _how_priced_since(store: Store, since: datetime) -> dict[str, dict[str, int]]:
+    """`free_today` (calls per model priced at 0) and `unpriced_today` (micro-dollars per
+    model charged at the dearest price: no price was known), from each call's recorded price."""
+    table = model_calls
+    query = select(table.c.model, table.c.answered_by, table.c.price, table.c.cost_micro_usd)
+    with store.read_session() as session:
+        rows = session.execute(query.where(table.c.at >= since)).all()
+    free: dict[str, int] = {}
+    unpriced: dict[str, int] = {}
+    for model, answered_by, price_json, cost in rows:
+        price = json.loads(price_json) if price_json else None
+        if not isinstance(price, dict):
+            continue
+        name = str(answered_by or model)
+        if price.get("source") == "unknown":
+            unpriced[name] = unpriced.get(name, 0) + int(cost)
+        elif not any(price.get(kind) for kind in PRICE_FIELDS):
+            free[name] = free.get(name, 0) + 1
+    return {"free_today": free, "unpriced_today": unpriced}
+
+
 def spend_per_day(store: Store, now: datetime, days: int) -> list[DaySpend]:
     """Micro-dollars per UTC day, all installations, the last `days` days ending today."""
     today = start_of_utc_day(now)
@@ -273,6 +301,8 @@ def overview_dict(view: Overview) -> dict[str, Any]:
             "total_micro_usd": sum(view.spend_today.values()),
             "cap_usd_per_day": view.cap_usd_per_day,
             "cap_usd_per_ticket": view.cap_usd_per_ticket,
+            "free_calls_by_model": view.free_today,
+            "unpriced_micro_usd_by_model": view.unpriced_today,
         },
         "spend_per_day": [{"day": d.day, "micro_usd": d.micro_usd} for d in view.days],
         "notes": view.notes,

@@ -7,7 +7,6 @@ for its medium: Markdown cells cannot open links or HTML, and nothing invisible 
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,7 +25,7 @@ RULE_IDS: tuple[str, ...] = (
 )
 
 Conclusion = Literal["success", "failure"]
-_MARKDOWN_SPECIAL = "\\*_{}[]|~"
+_MARKDOWN_SPECIAL = "\\*_{}[]|~<>&`"
 _TABLE_ROWS = 100
 
 
@@ -143,7 +142,10 @@ def _sha(value: object) -> str:
 
 
 def markdown_cell(text: str) -> str:
-    """Untrusted text as inert Markdown: no links, HTML, emphasis, code spans or new rows."""
-    shown = html.escape(display(text, limit=500), quote=True)
-    escaped = "".join("\\" + char if char in _MARKDOWN_SPECIAL else char for char in shown)
-    return escaped.replace("`", "&#96;")
+    """Untrusted text as inert Markdown: no links, HTML, emphasis, code spans or new rows.
+
+    Each character that could start one is backslash-escaped, which Markdown allows for any
+    ASCII punctuation; never an HTML entity: `ourobot's` must not read `ourobot&#x27;s` where a
+    summary is shown as text (a terminal, a check title, a notification)."""
+    shown = display(text, limit=500)
+    return "".join("\\" + char if char in _MARKDOWN_SPECIAL else char for char in shown)

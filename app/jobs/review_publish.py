@@ -27,7 +27,7 @@ from app.store.ids import checked_id
 from app.store.schema import review_results
 from reviewers.diff import FileDiff
 from reviewers.obligations import Obligation
-from reviewers.result import ModelVerdict, PanelResult
+from reviewers.result import MENTION_SAFE_AT, ModelVerdict, PanelResult
 from reviewers.untrusted import is_invisible
 from reviewers.verdict import Finding
 
@@ -155,8 +155,8 @@ def build_publication(
             f.line,
             "notice" if (item.model, f) in advisory else ANNOTATION_LEVELS[f.severity],
             f"{f.severity}{', advisory' if (item.model, f) in advisory else ''} "
-            f"({_plain(item.model, 100)})",
-            _plain(f.reason, MAX_FINDING_CHARS),
+            f"({_plain_text(item.model, 100)})",
+            _plain_text(f.reason, MAX_FINDING_CHARS),
         )
         for item in result.findings()
         for f in (item.finding,)
@@ -369,15 +369,28 @@ def _comment(model: str, finding: Finding) -> str:
 # ---- untrusted text on GitHub ----------------------------------------------------------------
 
 
-def _clean(text: str) -> str:
-    """No invisible characters, no HTML (so no hidden marker), no mentions."""
+def _visible(text: str) -> str:
+    """No invisible characters, no mentions."""
     visible = "".join(char for char in text if char == "\n" or not is_invisible(char))
-    return visible.replace("<", "&lt;").replace(">", "&gt;").replace("@", "&#64;")
+    return visible.replace("@", MENTION_SAFE_AT)
+
+
+def _clean(text: str) -> str:
+    """Text for Markdown: `_visible`, and no HTML (so no hidden marker). Escaped the Markdown
+    way (a backslash), never as HTML entities, which read as `&lt;` wherever the text is
+    shown unrendered; the backslash itself first, so the model's cannot undo ours."""
+    return _visible(text).replace("\\", "\\\\").replace("<", "\\<").replace(">", "\\>")
 
 
 def _plain(text: str, limit: int) -> str:
-    """One line of model text."""
+    """One line of model text, for Markdown."""
     flat = " ".join(_clean(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _plain_text(text: str, limit: int) -> str:
+    """One line of model text where GitHub shows text as written (an annotation)."""
+    flat = " ".join(_visible(text).split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 

@@ -4,6 +4,8 @@ The cycle starts at the repository's default branch (the branch `origin/HEAD` na
 `main`, else `master`, else the branch checked out) and reads the config from `--config` or
 `.github/ourobot.yml` at that branch. The repository's checked-out branch, index and working
 tree are never touched: the work happens in a worktree of its own, on `ourobot/<ticket>`.
+That input, and whether every model can be called, is read and checked first
+(`local_start`), before anything here loads.
 
 After green tests the review panel runs when the config names `review.models`; a rejection is
 fixed for `budgets.fix_iterations` iterations, up to `review.rounds` times, then the ticket
@@ -18,7 +20,6 @@ SQLite file in `OUROBOT_DATA_DIR`); a halt set with `ourobot halt` stops the cyc
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,15 +32,16 @@ from app.controls.spend_caps import Caps
 from app.errors import UserError
 from app.loop.caging import cycle_cage, suite_runner
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, record_cycle, run_cycle
+from app.loop.local_start import LocalStart, git_text
 from app.loop.metering import ModelGate
-from app.loop.ticket import Ticket, read_ticket_file
+from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.settings import Settings
 from app.store import Store
 from app.workspace.git import GitError, git, repo_env
 from app.workspace.suite import SuiteRunner
-from app.workspace.worktree import Workspace, common_git_dir, delete_branch
-from reviewers.local_review import load_config, prepare
+from app.workspace.worktree import Workspace, delete_branch
+from reviewers.local_review import prepare
 from reviewers.panel import PanelMember, ScopeRequest, run_panel, scope_review_for
 from reviewers.providers import ProviderCredentials, build_client, build_fallback
 from reviewers.result import PanelResult, ScopeReview
@@ -57,8 +59,7 @@ class LocalRun:
 
 
 def run_local_cycle(
-    repo: Path,
-    ticket_file: Path,
+    start: LocalStart,
     *,
     config_file: Path | None,
     merge: bool,
@@ -67,19 +68,16 @@ def run_local_cycle(
     ask: Ask,
     progress: Callable[[str], None],
 ) -> LocalRun:
-    """One cycle on `repo`; `UserError` for bad input before anything is spent."""
-    git_dir = common_git_dir(repo)
-    branch = default_branch(git_dir)
-    base_sha = _git(git_dir, "rev-parse", "--verify", f"refs/heads/{branch}^{{commit}}").strip()
-    ticket = read_ticket_file(ticket_file, repo_key=f"local:{repo.resolve()}")
-    config = load_config(repo, base_sha, config_file).capped(settings)
+    """One cycle from its checked input (`local_start.start_local_cycle`); `UserError` for
+    bad input (bubblewrap required but missing) before anything is spent."""
+    config = start.config
     runner = suite_runner(config, cycle_cage(config, settings, server=False))
     store = Store.open(settings)
     try:
         store.migrate()
-        return _run(repo, git_dir, branch, base_sha, ticket, config, runner, store,
-                    config_file=config_file, merge=merge, env=env, settings=settings,
-                    ask=ask, progress=progress)  # fmt: skip
+        return _run(start.repo, start.git_dir, start.branch, start.base_sha, start.ticket, config,
+                    runner, store, config_file=config_file, merge=merge, env=env,
+                    settings=settings, ask=ask, progress=progress)  # fmt: skip
     finally:
         store.close()
 
@@ -195,23 +193,6 @@ def _incomplete(config: RepoConfig, base: str, head: str, why: str) -> PanelResu
     )  # fmt: skip
 
 
-def default_branch(git_dir: Path) -> str:
-    """origin/HEAD's branch, else main, else master, else the branch checked out."""
-    candidates = []
-    try:
-        origin = _git(git_dir, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD").strip()
-        candidates.append(origin.removeprefix("refs/remotes/origin/"))
-    except UserError:
-        pass
-    candidates += ["main", "master"]
-    with contextlib.suppress(UserError):
-        candidates.append(_git(git_dir, "symbolic-ref", "--quiet", "--short", "HEAD").strip())
-    for name in candidates:
-        if name and _branch_exists(git_dir, name):
-            return name
-    raise UserError(f"--repo {git_dir}: no default branch (no main, master or checked-out branch)")
-
-
 def merge_branch(
     git_dir: Path,
     target: str,
@@ -228,12 +209,12 @@ def merge_branch(
             f"not merged: {target} is checked out in {checked_out}, and ourobot never touches a "
             f"working tree; merge it there with: git merge --no-ff {branch}"
         )
-    stat = _git(git_dir, "diff", "--stat", f"refs/heads/{target}...refs/heads/{branch}")
+    stat = git_text(git_dir, "diff", "--stat", f"refs/heads/{target}...refs/heads/{branch}")
     progress(f"{branch} against {target}:\n{stat.rstrip()}")
     if not ask(f"Merge {branch} into {target} (--no-ff)? [y/N] "):
         return f"not merged: declined; {branch} is kept"
-    target_sha = _git(git_dir, "rev-parse", f"refs/heads/{target}").strip()
-    branch_sha = _git(git_dir, "rev-parse", f"refs/heads/{branch}").strip()
+    target_sha = git_text(git_dir, "rev-parse", f"refs/heads/{target}").strip()
+    branch_sha = git_text(git_dir, "rev-parse", f"refs/heads/{branch}").strip()
     try:
         tree = git(["merge-tree", "--write-tree", target_sha, branch_sha], cwd=git_dir,
                    env=repo_env(git_dir)).stdout.split()[0]  # fmt: skip
@@ -241,9 +222,11 @@ def merge_branch(
         return f"not merged: {branch} does not merge cleanly into {target}; {branch} is kept"
     title = ticket.title or ticket.id
     message = f"Merge {branch}: {title}"[:200]
-    commit = _git(git_dir, "commit-tree", tree, "-p", target_sha, "-p", branch_sha, "-m", message)
+    commit = git_text(
+        git_dir, "commit-tree", tree, "-p", target_sha, "-p", branch_sha, "-m", message
+    )
     try:
-        _git(git_dir, "update-ref", "-m", "ourobot cycle --merge", f"refs/heads/{target}",
+        git_text(git_dir, "update-ref", "-m", "ourobot cycle --merge", f"refs/heads/{target}",
              commit.strip(), target_sha)  # fmt: skip
     except UserError:
         return f"not merged: {target} moved while merging; {branch} is kept"
@@ -252,24 +235,9 @@ def merge_branch(
 
 def _checked_out_in(git_dir: Path, branch: str) -> str | None:
     current = None
-    for line in _git(git_dir, "worktree", "list", "--porcelain").splitlines():
+    for line in git_text(git_dir, "worktree", "list", "--porcelain").splitlines():
         if line.startswith("worktree "):
             current = line[len("worktree ") :]
         elif line == f"branch refs/heads/{branch}":
             return current
     return None
-
-
-def _branch_exists(git_dir: Path, name: str) -> bool:
-    try:
-        _git(git_dir, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}^{{commit}}")
-    except UserError:
-        return False
-    return True
-
-
-def _git(git_dir: Path, *args: str) -> str:
-    try:
-        return git(list(args), cwd=git_dir, env=repo_env(git_dir)).stdout
-    except GitError as exc:
-        raise UserError(str(exc)) from None

@@ -8,9 +8,11 @@ can change what the sandbox reports.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -110,8 +112,11 @@ class TreeEntry:
 
 @functools.cache
 def _empty_home() -> str:
-    # Created on first use (never at import) and kept empty for the life of the process.
-    return tempfile.mkdtemp(prefix="sandbox-git-home-")
+    # Created on first use (never at import) and kept empty for the life of the process;
+    # removed when the process exits, so a demo leaves no folder behind in the temp dir.
+    home = tempfile.mkdtemp(prefix="sandbox-git-home-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    return home
 
 
 def isolated_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

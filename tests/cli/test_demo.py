@@ -4,8 +4,11 @@ import json
 import os
 import re
 import secrets
+import signal
+import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,7 +205,12 @@ def test_the_operator_commands_show_the_demos_cycles_with_their_outcomes(demo: D
     status = operator(demo, "status")
     assert status["mode"] == "embedded" and status["open_cycles"] == []
     assert status["queues"]["inbox"]["failed"] == 0 and status["queues"]["inbox"]["done"] > 10
-    assert status["spend_today"]["total_micro_usd"] > 0
+    # The scripted models cost nothing, and status says so rather than showing dollars.
+    assert status["spend_today"]["total_micro_usd"] == 0
+    assert status["spend_today"]["free_calls_by_model"] == {
+        "anthropic:demo-claude": 2, "anthropic:demo-claude-implementer": 6, "openai:demo-gpt": 2
+    }  # fmt: skip
+    assert status["spend_today"]["unpriced_micro_usd_by_model"] == {}
     patterns = {p["error_class"]: p for p in operator(demo, "patterns")["patterns"]}
     assert patterns["refusal:deletions"]["count"] == 4
     assert patterns["refusal:deletions"]["status"] == "recurring"
@@ -282,3 +290,175 @@ def test_a_real_model_without_its_key_is_one_line_and_exit_2_before_anything_sta
     assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
     assert said in proc.stderr and "--model" in proc.stderr and "Traceback" not in proc.stderr
     assert not keep.exists()  # nothing started, nothing written
+
+
+# ---- a demo that can be stopped and run again --------------------------------------------------
+
+
+def start_demo(args: list[str], cwd: Path, tmpdir: Path) -> tuple[subprocess.Popen, Path, Path]:
+    """`ourobot demo` in the background, its temporary folders under `tmpdir`; its stdout and
+    stderr go to files the test reads."""
+    out, err = cwd / "demo.out", cwd / "demo.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        proc = subprocess.Popen(
+            [str(OUROBOT), "demo", *args], cwd=cwd, stdout=stdout, stderr=stderr, text=True,
+            env=demo_env(TMPDIR=str(tmpdir)),
+        )  # fmt: skip
+    return proc, out, err
+
+
+def wait_for_step(proc: subprocess.Popen, out: Path, number: int, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while f"[{number:>2}] +" not in out.read_text():
+        assert proc.poll() is None, out.read_text()
+        assert time.monotonic() < deadline, f"no step {number}: {out.read_text()}"
+        time.sleep(0.1)
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+@pytest.mark.slow
+def test_a_killed_demo_stops_ourobot_serve_and_leaves_no_temporary_folder(tmp_path):
+    """`kill PID` (a CI timeout) while ourobot works the first ticket."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc, out, err = start_demo([], tmp_path, tmp)
+    try:
+        wait_for_step(proc, out, 6)  # `ourobot serve` runs and works ticket 1
+        serve = [pid for pid in children_of(proc.pid) if " -m app serve " in command_line(pid)]
+        assert len(serve) == 1
+        assert list(tmp.glob("ourobot-demo-*/app.pem"))  # the key the stop must take away
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 2
+    finally:
+        proc.kill()
+    assert err.read_text() == (
+        "ourobot: demo stopped by SIGTERM: its processes are stopped, nothing is left\n"
+    )
+    assert not running(serve[0])
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_relative_kept_folder_survives_an_interrupt_and_a_second_run(tmp_path):
+    """Ctrl-C during `demo --keep kept`, then `demo --keep kept` again: it replaces the
+    earlier demo's files and runs to the end, its paths absolute."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    kept = tmp_path / "kept"
+    proc, out, err = start_demo(["--keep", "kept"], tmp_path, tmp)
+    try:
+        wait_for_step(proc, out, 5)  # the sandbox has the repository; serve is up
+        children = children_of(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 2
+    finally:
+        proc.kill()
+    assert err.read_text() == (
+        f"ourobot: demo stopped by SIGINT: its processes are stopped, its files are in {kept}\n"
+    )
+    assert children and not any(running(pid) for pid in children)
+    assert (kept / "sandbox").is_dir()  # the first run's sandbox, which a rerun once hit
+    second = subprocess.run(
+        [str(OUROBOT), "demo", "--keep", "kept", "--json"], cwd=tmp_path, capture_output=True,
+        text=True, timeout=600, check=False, env=demo_env(TMPDIR=str(tmp)),
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr[-3000:]
+    tickets = json.loads(second.stdout.splitlines()[-1])["tickets"]
+    assert [t["outcome"] for t in tickets] == ["merged", "blocked"]
+    assert f"OUROBOT_DATA_DIR={kept / 'ourobot-data'} ourobot ledger" in second.stderr
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("case", ["record-onto-a-file", "keep-onto-a-file", "keep-foreign"])
+def test_unusable_folders_are_one_line_and_exit_2_before_anything_starts(tmp_path, case):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    existing = tmp_path / "existing"
+    existing.write_text("mine\n")
+    if case == "record-onto-a-file":
+        args, said = ["--record", "existing"], "--record existing: exists and is not a folder"
+    elif case == "keep-onto-a-file":
+        args, said = ["--keep", "existing"], "--keep existing: exists and is not a folder"
+    else:
+        args, said = ["--keep", "."], "--keep .: the folder is not empty and holds no earlier demo"
+    proc = subprocess.run(
+        [str(OUROBOT), "demo", *args], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60, check=False, env=demo_env(TMPDIR=str(tmp)),
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"ourobot: {said}") and len(proc.stderr.splitlines()) == 1
+    assert list(tmp.iterdir()) == [] and existing.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing", "tmp"]
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_real_model_at_a_dead_url_is_named_at_once(tmp_path):
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [str(OUROBOT), "demo", "--model", "openai:qwen2.5-coder:7b", "--base-url", url,
+         "--keep", str(tmp_path / "kept")],
+        capture_output=True, text=True, timeout=60, check=False, env=demo_env(),
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr == (
+        f"ourobot: --model openai:qwen2.5-coder:7b: cannot connect to {url}: Connection refused\n"
+    )
+    assert time.monotonic() - started < 5
+    assert not (tmp_path / "kept").exists()
+
+
+@pytest.mark.slow
+def test_a_real_model_that_answers_garbage_ends_the_demo_with_the_reason_not_a_timeout(tmp_path):
+    """The model's endpoint answers the check, then garbage: ourobot blocks the ticket and the
+    demo says why at once, with the URL, instead of waiting for a pull request."""
+    from reviewers.fake_servers import FakeModelServer, Malformed
+    from reviewers.providers import NO_KEY
+
+    with FakeModelServer("openai", api_key=NO_KEY) as local:
+        local.default("qwen2.5-coder:7b", Malformed(b"<html>502</html>", "text/html"))
+        started = time.monotonic()
+        proc = subprocess.run(
+            [str(OUROBOT), "demo", "--model", "openai:qwen2.5-coder:7b", "--base-url",
+             local.base_url],
+            capture_output=True, text=True, timeout=300, check=False, env=demo_env(),
+        )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[0] == (
+        f"the model is real: openai:qwen2.5-coder:7b at {local.base_url}"
+    )
+    [failed] = [line for line in proc.stdout.splitlines() if line.startswith("demo failed: ")]
+    assert failed.startswith("demo failed: #1 ended without a pull request: ")
+    assert f"openai:qwen2.5-coder:7b at {local.base_url}" in failed
+    assert time.monotonic() - started < 120

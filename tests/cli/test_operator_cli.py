@@ -11,8 +11,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from app.controls.ledger import Ledger, ModelCall, Subject
+from app.controls.pricing import PriceTable, TokenPrices
 from app.settings import Settings
 from app.store import Store
+from reviewers.model_client import Usage
 from tests.plugins.ledger_seed import INSTALLATION, REPO, seed_ledger
 
 OUROBOT = os.path.join(os.path.dirname(sys.executable), "ourobot")
@@ -133,3 +136,44 @@ def test_an_unreachable_database_is_one_line_exit_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("ourobot: OUROBOT_DATABASE_URL: cannot open the database")
     assert proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["ledger", "status", "patterns"])
+def test_a_data_dir_that_does_not_exist_is_one_line_and_exit_2(tmp_path, command):
+    """A typo in OUROBOT_DATA_DIR is said, not answered from a new empty store."""
+    typo = tmp_path / "ourobot-dta"
+    proc = run(typo, command)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"ourobot: OUROBOT_DATA_DIR {typo}: no such folder, so no ")
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not typo.exists()  # nothing created
+
+
+def test_status_says_which_spend_is_not_real_dollars(tmp_path):
+    """Calls to models priced 0 (scripted, local) are at no cost; calls to a model nobody
+    priced are charged at the dearest price, and said to be."""
+    store = Store.open(Settings(data_dir=tmp_path, database_url=None))
+    store.migrate()
+    prices = PriceTable({"anthropic:demo-*": TokenPrices(0, 0)})
+    usage = Usage(input_tokens=1000, output_tokens=100)
+    try:
+        for model in ("anthropic:demo-claude", "anthropic:demo-claude", "openai:qwen2.5"):
+            price = prices.price(model)
+            call = ModelCall("implementer", model, "ok", usage,
+                             price.prices.cost_micro_usd(usage), model, price=price)  # fmt: skip
+            Ledger(store).record_call(Subject(f"cycle:{model}"), call)
+    finally:
+        store.close()
+    text = run(tmp_path, "status").stdout
+    assert "spend today: $0.0225" in text  # the unpriced model at $15/$75 per million
+    assert (
+        "  at no cost (priced 0 by OUROBOT_MODEL_PRICES: scripted or local models): "
+        "anthropic:demo-claude (2 calls)"
+    ) in text
+    assert (
+        "  of which charged at the dearest price, no price known (set OUROBOT_MODEL_PRICES): "
+        "openai:qwen2.5 $0.0225"
+    ) in text
+    spend = json.loads(run(tmp_path, "status", "--json").stdout)["spend_today"]
+    assert spend["free_calls_by_model"] == {"anthropic:demo-claude": 2}
+    assert spend["unpriced_micro_usd_by_model"] == {"openai:qwen2.5": 22_500}

@@ -23,10 +23,21 @@ def test_waiting_is_failure_naming_what_is_missing() -> None:
     assert out.summary.count("❌") == 2 and "Updated the branch." in out.summary
 
 
+def test_a_reason_reads_as_written_without_html_entities() -> None:
+    """`ourobot's` once reached a summary as `ourobot&#x27;s`."""
+    state = edit(good(), "statuses.0.context", 'ourobot\'s "ci" & co')
+    state = edit(state, "statuses.0.state", "failure")
+    row = next(line for line in gate_output(decide(state), number=7).summary.splitlines()
+               if "`ci`" in line)  # fmt: skip
+    assert 'ourobot\'s "ci" \\& co' in row and "&#" not in row
+
+
 def test_reasons_quoting_names_are_inert_markdown() -> None:
     state = edit(good(), "statuses.0.context", "[x](http://evil) <img src=x> | y")
     state = edit(state, "statuses.0.state", "failure")
     summary = gate_output(decide(state), number=7).summary
-    assert "[x](http" not in summary and "<img" not in summary
+    assert "[x](http" not in summary
+    assert "<img" not in summary.replace("\\<img", "")  # escaped: text, not a tag
+    assert "&lt;" not in summary and "&#" not in summary  # Markdown escapes, no entities
     row = next(line for line in summary.splitlines() if "`ci`" in line)
     assert row.count(" | ") == 2  # the name's pipe did not open a cell

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.guards import GuardResult, Violation
 from app.guards.result import markdown_cell
 
@@ -79,9 +81,21 @@ def test_the_summary_says_what_was_evaluated_on_which_commits():
 
 def test_hostile_text_is_inert_markdown():
     cell = markdown_cell("x](https://evil) | <img src=x onerror=alert(1)> `code`\n| new row")
-    assert "<img" not in cell
+    unescaped = cell.replace("\\\\", "").replace("\\", "\0")  # what an escape leaves live
+    assert "<" not in unescaped.replace("\0<", "")
     assert "](" not in cell.replace("\\](", "")
     assert "\n" not in cell
-    assert "`" not in cell
-    assert "|" not in cell.replace("\\|", "")
+    assert "`" not in unescaped.replace("\0`", "")
+    assert "|" not in unescaped.replace("\0|", "")
     assert markdown_cell("app/my_module.py") == "app/my\\_module.py"
+    # A backslash of the text's own cannot undo an escape: `\<` stays text.
+    assert markdown_cell("\\<b>") == "\\\\\\<b\\>"
+
+
+@pytest.mark.parametrize("text", ["ourobot's own App", 'a "quoted" & <tagged> `name`'])
+def test_markdown_cells_carry_no_html_entities(text):
+    """An entity reads as `&#x27;` wherever a summary is shown as text; a backslash escape
+    renders as the character and reads as one."""
+    cell = markdown_cell(text)
+    assert "&#" not in cell and "&lt;" not in cell and "&quot;" not in cell
+    assert cell.replace("\\", "") == text

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -13,9 +15,17 @@ import pytest
 from app.controls.ledger import Ledger
 from app.settings import Settings
 from app.store import Store
-from reviewers.fake_servers import Text, append_block, edits_reply, replace_block
+from reviewers.fake_servers import (
+    FakeModelServer,
+    Malformed,
+    Text,
+    append_block,
+    edits_reply,
+    replace_block,
+)
+from reviewers.providers import NO_KEY
 from tests.guards.conftest import OUROBOT
-from tests.loop.conftest import ADD_TEST, IMPLEMENTER, Loop
+from tests.loop.conftest import ADD_TEST, IMPLEMENTER, UNITTEST, Loop
 
 pytestmark = pytest.mark.slow
 
@@ -208,3 +218,125 @@ def test_the_ticket_files_front_matter_names_the_branch_and_labels(loop: Loop, t
     loop.models.script(IMPLEMENTER, edits_reply(FIX))
     proc = cycle(loop, "--json", ticket=str(ticket))
     assert json.loads(proc.stdout.splitlines()[-1])["branch"] == "ourobot/issue-7"
+
+
+# ---- a model of the user's own: checked before anything runs, then used ----------------------
+
+LOCAL_MODEL = "qwen2.5-coder:7b"  # a name as Ollama serves it (the colon is part of the name)
+
+
+def own_env(loop: Loop, **extra: str) -> dict[str, str]:
+    """A user's shell: no model variables unless `extra` sets them."""
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(loop.tmp / "home"),
+        "OUROBOT_DATA_DIR": str(loop.tmp / "data"),
+        **extra,
+    }
+
+
+def timed_cycle(loop: Loop, env: dict[str, str], *args: str):
+    ticket = loop.tmp / "TICKET-3.md"
+    ticket.write_text("# add() subtracts\n\nMake add(a, b) return a + b.\n")
+    started = time.monotonic()
+    proc = subprocess.run(
+        [str(OUROBOT), "cycle", "--repo", str(loop.repo.path), "--ticket", str(ticket), *args],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    return proc, time.monotonic() - started
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def local_server():
+    """An OpenAI-compatible server as a local one runs (Ollama, vLLM): it wants no key and
+    accepts the placeholder ourobot sends where no key belongs."""
+    with FakeModelServer("openai", api_key=NO_KEY) as server:
+        yield server
+
+
+def test_without_a_key_the_cycle_stops_before_anything_runs_naming_the_variable(loop: Loop):
+    loop.project()
+    proc, elapsed = timed_cycle(loop, own_env(loop))
+    assert proc.returncode == 2
+    assert proc.stderr == f"ourobot: {IMPLEMENTER}: ANTHROPIC_API_KEY is not set\n"
+    assert elapsed < 2, elapsed
+    assert cycle_rows(loop) == []  # no baseline (the one stderr line says so), no cycle
+
+
+def test_a_dead_local_url_stops_the_cycle_before_anything_runs_naming_the_url(loop: Loop):
+    loop.project()
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    proc, elapsed = timed_cycle(
+        loop, own_env(loop), "--model", f"openai:{LOCAL_MODEL}", "--base-url", url
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"ourobot: openai:{LOCAL_MODEL}: cannot connect to {url}: Connection refused\n"
+    )
+    assert elapsed < 2, elapsed
+    assert cycle_rows(loop) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--base-url", "http://127.0.0.1:1/v1"], "--base-url needs --model"),
+        (["--model", "qwen", "--base-url", "http://x/v1"], "--model qwen: expected 'anthropic:"),
+        (["--model", "openai:q", "--base-url", "127.0.0.1:11434"], "--base-url: expected an http"),
+    ],
+)
+def test_model_options_that_cannot_work_are_one_line_and_exit_2(loop: Loop, args, said):
+    loop.project()
+    proc, _ = timed_cycle(loop, own_env(loop), *args)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert said in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("form", ["flags", "config"])
+def test_a_local_openai_compatible_server_works_the_ticket_to_ready(
+    loop: Loop, local_server: FakeModelServer, form: str
+):
+    """`--model openai:NAME --base-url URL`, or the config form `{id:, base_url:}`."""
+    loop.project()
+    local_server.script(LOCAL_MODEL, edits_reply(FIX, append_block("tests/test_calc.py", ADD_TEST)))
+    args: list[str] = []
+    if form == "flags":
+        args = ["--model", f"openai:{LOCAL_MODEL}", "--base-url", local_server.base_url]
+    else:
+        entry = f'{{id: "openai:{LOCAL_MODEL}", base_url: "{local_server.base_url}"}}'
+        loop.repo.write(".github/ourobot.yml", loop.config_text(
+            UNITTEST, "", "{implementer_iterations: 3, test_timeout_s: 60}"
+        ).replace(f"implementer: {IMPLEMENTER}", f"implementer: {entry}"))  # fmt: skip
+        loop.repo.commit("a local model")
+    proc, _ = timed_cycle(loop, own_env(loop), *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1])["outcome"] == "ready"
+    (call,) = local_server.requests
+    assert call.model == LOCAL_MODEL and call.headers["authorization"] == f"Bearer {NO_KEY}"
+    assert len(local_server.listings) == 1  # asked before the cycle ran
+    # Nobody priced the model: the caps charge it at the dearest price, and the user is told.
+    assert f"warning: openai:{LOCAL_MODEL} has no price" in proc.stderr
+
+
+def test_a_local_model_answering_garbage_is_reported_with_its_url(
+    loop: Loop, local_server: FakeModelServer
+):
+    loop.project()
+    local_server.default(LOCAL_MODEL, Malformed(b"<html>502 bad gateway</html>", "text/html"))
+    free = json.dumps({f"openai:{LOCAL_MODEL}": {"input": 0, "output": 0}})
+    proc, _ = timed_cycle(
+        loop, own_env(loop, OUROBOT_MODEL_PRICES=free),
+        "--model", f"openai:{LOCAL_MODEL}", "--base-url", local_server.base_url,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.startswith(
+        f"blocked: the model failed: openai:{LOCAL_MODEL} at {local_server.base_url}: the answer "
+        "has no choices"
+    )
+    assert "has no price" not in proc.stderr  # priced by the operator

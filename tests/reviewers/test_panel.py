@@ -243,6 +243,7 @@ def test_summary_markdown_neutralises_model_text(prompt):
         scope=scope_review_for("low"),
     )
     summary = result.summary_markdown()
-    assert "@admin" not in summary
-    assert "<img" not in summary
+    assert "@admin" not in summary and "\uff20admin" in summary  # read as "@", no mention
+    assert "<img" not in summary.replace("\\<img", "")  # escaped: text, not a tag
+    assert "&lt;" not in summary and "&#" not in summary  # Markdown escapes, no entities
     assert "\\|" in summary

@@ -19,7 +19,12 @@ from reviewers.fake_servers import (
     server_error,
 )
 from reviewers.model_client import FallbackClient, Message, ModelError
-from reviewers.providers import ProviderCredentials, build_client, build_fallback
+from reviewers.providers import (
+    ProviderCredentials,
+    build_client,
+    build_fallback,
+    unusable_reason,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -109,6 +114,8 @@ def test_malformed_answers_are_model_errors(fake_models, model_id, reply):
     with pytest.raises(ModelError) as info:
         complete(client_for(fake_models, model_id))
     assert info.value.kind == "malformed"
+    # Which server answered garbage: the model and its URL.
+    assert str(info.value).startswith(f"{model_id} at {fake_models.server(model_id).base_url}: ")
 
 
 @pytest.mark.parametrize("model_id", MODELS)
@@ -145,6 +152,8 @@ def test_slow_answer_times_out(fake_models, model_id):
         complete(client, timeout_s=0.3)
     assert info.value.kind == "timeout"
     assert time.monotonic() - started < 3
+    url = fake_models.server(model_id).base_url
+    assert str(info.value).startswith(f"{model_id} at {url}: no answer within 0.3s")
 
 
 def test_nothing_listening_is_a_connection_error(fake_models):
@@ -157,6 +166,9 @@ def test_nothing_listening_is_a_connection_error(fake_models):
     with pytest.raises(ModelError) as info:
         complete(client)
     assert info.value.kind == "connection"
+    # The SDK says only "Connection error."; the message says where and why.
+    url = fake_models.openai.base_url
+    assert str(info.value) == f"openai:gpt-test at {url}: cannot connect: Connection refused"
 
 
 def test_missing_key_fails_without_sending_anything(fake_models):
@@ -191,6 +203,15 @@ def test_env_key_goes_to_the_env_endpoint(fake_models):
     assert complete(client_for(fake_models, model.id)).text == "hi"
     credentials = ProviderCredentials.from_env(fake_models.env())
     assert credentials.endpoint(model) == (fake_models.openai.base_url, fake_models.openai.api_key)
+
+
+def test_the_environments_own_endpoint_needs_no_key():
+    """OPENAI_BASE_URL names the operator's own server (a LAN Ollama): no key is needed there
+    (a placeholder is sent, as to a local one); the vendor's endpoint still needs its key."""
+    lan = ProviderCredentials(openai_base_url="http://192.168.1.5:11434/v1")
+    assert unusable_reason(ModelRef.model_validate("openai:qwen"), lan) is None
+    vendor = unusable_reason(ModelRef.model_validate("openai:gpt-5"), ProviderCredentials())
+    assert vendor == "OPENAI_API_KEY is not set"
 
 
 def test_foreign_non_local_endpoint_without_key_is_refused_before_sending():

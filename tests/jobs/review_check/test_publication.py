@@ -101,11 +101,17 @@ def test_model_text_cannot_mention_post_html_or_forge_our_marker():
         ModelVerdict(B, "incomplete", problem=nasty, error_kind="unparseable"),
     )
     pub = publish(panel)
-    for text in (pub.review_body, pub.inline[0].body, pub.annotations[0].message):
+    for text in (pub.review_body, pub.inline[0].body, pub.check_summary):
         assert "@maintainers" not in text
-        assert "<!--" not in text and "<img" not in text
+        assert "<!--" not in text.replace("\\<!--", "")  # escaped: text, not a comment
+        assert "<img" not in text.replace("\\<img", "")
         assert "\u202e" not in text
-        assert "&#64;maintainers" in text
+        assert "\uff20maintainers" in text  # the full-width at sign: read as "@", no mention
+        assert "&#" not in text and "&lt;" not in text  # no HTML entities
+    # An annotation is plain text: shown as written, its mention made inert all the same.
+    message = pub.annotations[0].message
+    assert message.startswith("\uff20maintainers look <!-- ourobot:review.0000 -->")
+    assert "\u202e" not in message
 
 
 def test_titles_and_ledger_axes_for_every_reason():
