@@ -205,6 +205,9 @@ def _in_workspace(
     deps.progress(f"baseline at {request.base_sha[:12]}: tests {result.baseline}")
     if baseline.run.cancelled:
         return _ended(result, "blocked", "a halt stopped the cycle", "error", "halted")
+    if baseline.run.not_found is not None:
+        # No model can fix a toolchain the sandbox does not have: say so, spend nothing.
+        return _ended(result, "blocked", baseline.run.not_found, "infra", "toolchain")
     if not baseline.run.passed:
         result.notes.append(
             f"the suite already fails at the base ({result.baseline}): not the model's doing"

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -121,6 +122,21 @@ class CageRun:
     touched: tuple[str, ...] = ()  # protected paths the run changed (possible only unsandboxed)
     what: str = "the command"
     output_head: str = ""  # the first lines, when the output is longer than its tail
+    path: str = ""  # the sandbox's PATH
+
+    @property
+    def not_found(self) -> str | None:
+        """What to say when the shell could not find the command (exit 127), else None."""
+        if self.exit_code != 127:
+            return None
+        try:
+            program = shlex.split(self.command)[0]
+        except (ValueError, IndexError):
+            program = (self.command.split() or ["?"])[0]
+        what = "the test command" if self.what == "the test run" else self.what
+        return (
+            f"{what} was not found inside the sandbox: `{program}` (sandbox PATH: {self.path})"
+        )
 
     @property
     def passed(self) -> bool:
@@ -141,6 +157,8 @@ class CageRun:
             return f"stopped: {self.what} hit {self.limit_text}"
         if self.touched:
             return f"refused: {self.what} changed {', '.join(self.touched)}, which it may only read"
+        if self.not_found is not None:
+            return f"failed (exit 127): {self.not_found}"
         return "passed" if self.exit_code == 0 else f"failed (exit {self.exit_code})"
 
 
@@ -495,6 +513,7 @@ class _Run:
             touched=touched,
             what=self.job.what,
             output_head=_head(self.output, size),
+            path=self.cage.toolchain.path,
         )
 
 

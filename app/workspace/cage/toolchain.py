@@ -5,11 +5,20 @@ virtualenv's `bin`, as the whole virtualenv and the Python installation it was m
 never a home directory or `/` as a whole. The Python running ourobot (its virtualenv and the
 installation behind it) is always there: the toolchain a Python project's tests most likely
 need.
+
+A version manager's shims (pyenv, asdf, mise, rbenv, nodenv, goenv, jenv, volta) are scripts
+that need the manager's own files, which the sandbox does not have: inside, `python3` would
+exit 127. So a shim folder on PATH is replaced by the folders of the real programs the manager
+resolves its common shims to (`<manager> which python3`, asked in the repository's folder so
+its `.python-version` or `.tool-versions` counts). A repository may instead name the folders
+itself (`toolchain_path`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,6 +27,24 @@ from pathlib import Path
 from app.workspace.cage.mounts import SYSTEM_DIRS
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+# A shim folder's path ends so -> the manager that owns it.
+SHIM_FOLDERS = {
+    ".pyenv/shims": "pyenv",
+    "pyenv-virtualenv/shims": "pyenv",
+    ".asdf/shims": "asdf",
+    "mise/shims": "mise",
+    ".rbenv/shims": "rbenv",
+    ".nodenv/shims": "nodenv",
+    ".goenv/shims": "goenv",
+    ".jenv/shims": "jenv",
+    ".volta/bin": "volta",
+}
+# The shims worth resolving: each brings its whole real folder (pytest beside python3).
+COMMON_TOOLS = (
+    "python3", "python", "pip3", "pip", "node", "npm", "npx", "yarn", "pnpm", "ruby", "gem",
+    "bundle", "rake", "go", "java", "javac", "mvn", "gradle", "cargo", "rustc", "php", "perl",
+)  # fmt: skip
+_WHICH_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -33,9 +60,64 @@ class Toolchain:
         return cls(entries, tuple(binds))
 
     @classmethod
-    def for_host(cls) -> Toolchain:
-        """This machine's: the harness's PATH and Python."""
-        return cls.resolve(os.environ.get("PATH"), python_toolchains())
+    def for_host(cls, project: Path | None = None) -> Toolchain:
+        """This machine's: the harness's PATH (shims resolved, in `project` when given) and
+        Python."""
+        path = resolve_shims(os.environ.get("PATH") or DEFAULT_PATH, project)
+        return cls.resolve(path, python_toolchains())
+
+    @classmethod
+    def named(cls, folders: Iterable[str]) -> Toolchain:
+        """Exactly the folders a repository names (`toolchain_path`), then the system's."""
+        return cls.resolve(os.pathsep.join([*folders, DEFAULT_PATH]))
+
+
+def shim_manager(entry: str) -> str | None:
+    """The version manager whose shim folder `entry` is, or None."""
+    normalized = entry.rstrip("/")
+    return next((m for end, m in SHIM_FOLDERS.items() if normalized.endswith("/" + end)), None)
+
+
+def resolve_shims(path: str, project: Path | None = None) -> str:
+    """`path` with every shim folder replaced by the folders its common tools resolve to
+    (left out when nothing resolves: a shim that cannot run inside is worse than none)."""
+    entries: list[str] = []
+    for entry in path.split(os.pathsep):
+        manager = shim_manager(entry)
+        if manager is None or not os.path.isdir(entry):
+            entries.append(entry)
+            continue
+        entries += _resolved(manager, Path(entry), project)
+    return os.pathsep.join(dict.fromkeys(e for e in entries if e))
+
+
+def _resolved(manager: str, shims: Path, project: Path | None) -> list[str]:
+    executable = shutil.which(manager) or _beside(shims, manager)
+    if executable is None:
+        return []
+    folders: list[str] = []
+    for tool in COMMON_TOOLS:
+        if not (shims / tool).exists():
+            continue
+        try:
+            proc = subprocess.run(
+                [executable, "which", tool], capture_output=True, text=True,
+                timeout=_WHICH_TIMEOUT_S, check=False, cwd=project or None,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        real = Path(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else None
+        if proc.returncode == 0 and real is not None and real.is_absolute() and real.exists():
+            folders.append(str(real.parent))
+    return list(dict.fromkeys(folders))
+
+
+def _beside(shims: Path, manager: str) -> str | None:
+    """The manager's own program in its root (`~/.pyenv/bin/pyenv`, `~/.volta/bin/volta`)."""
+    for candidate in (shims.parent / "bin" / manager, shims / manager):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
 
 
 def python_toolchains() -> list[Path]:

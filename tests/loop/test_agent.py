@@ -1,0 +1,208 @@
+"""The agent loop with the scripted model servers reading each observation as a model would,
+and real bubblewrap: a model that looks, runs and fixes; what its commands cannot reach; the
+budgets that stop it; and `ready` only when it says it is done."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import pytest
+
+from reviewers.fake_servers import Reactive, Text, ToolCall, edits_reply, file_block
+from tests.loop.conftest import IMPLEMENTER, PYTEST, Loop
+
+pytestmark = pytest.mark.slow
+
+# The ticket describes the behaviour in words the code does not use, in a repository of many
+# files: the file to change is not in the first message, and the model has to look.
+TICKET = (
+    "Visitors are insulted instead of welcomed: salute them with Hello and their name, with a test."
+)
+GREETING = "def greet(name):\n    return 'Go away, ' + name\n"
+FILLER = {f"pkg/module_{n:02d}.py": f"VALUE_{n} = {n}\n" * 400 for n in range(30)}
+
+
+def bash(command: str) -> Text:
+    return Text(f"Let me run this.\n\n```bash\n{command}\n```\n")
+
+
+EDIT_AND_TEST = (
+    "sed -i \"s/'Go away, ' + name/'Hello, ' + name/\" pkg/polite/words.py && "
+    "printf 'from pkg.polite.words import greet\\n\\n\\ndef test_greet():\\n"
+    '    assert greet("Ann") == "Hello, Ann!"\\n\' > tests/test_words.py && '
+    "python -m pytest -q -p no:cacheprovider tests/test_words.py"
+)
+FIX_AND_TEST = (
+    "sed -i \"s/'Hello, ' + name/'Hello, ' + name + '!'/\" pkg/polite/words.py && "
+    "python -m pytest -q -p no:cacheprovider"
+)
+
+
+def test_a_model_finds_reads_edits_runs_fails_fixes_and_submits_with_commands(loop: Loop):
+    loop.project(command=PYTEST, files={"pkg/polite/words.py": GREETING, **FILLER})
+    seen: dict[str, str] = {}
+
+    def after(name: str, reply: Text):
+        def respond(last: str) -> Text:
+            seen[name] = last
+            return reply
+
+        return Reactive(respond)
+
+    loop.models.script(
+        IMPLEMENTER,
+        bash("grep -rn 'Go away' --include=*.py ."),
+        after("grep", bash("sed -n '1,20p' pkg/polite/words.py")),
+        after("read", bash(EDIT_AND_TEST)),
+        after("red", bash(FIX_AND_TEST)),
+        after("green-locally", Text("The tests pass.\n\nSUBMIT")),
+        after("submitted", Text("All criteria are met.\n\nDONE")),
+    )
+    result = loop.run(TICKET)
+    assert result.outcome == "ready", (result.reason, loop.progress)
+    assert "pkg/polite/words.py:2" in seen["grep"]  # the model saw what grep found
+    assert "def greet(name):" in seen["read"]
+    assert "1 failed" in seen["red"] and "exited with code 1" in seen["red"]
+    assert "1 passed" not in seen["red"] and "passed" in seen["green-locally"]
+    assert "Your submission is green" in seen["submitted"]
+    assert loop.branch_file("pkg/polite/words.py").endswith("return 'Hello, ' + name + '!'")
+    assert "def test_greet" in loop.branch_file("tests/test_words.py")
+    assert len(result.iterations) == 1 and len(result.iterations[0].commands) == 4
+    assert [c.exit_code for c in result.iterations[0].commands] == [0, 0, 1, 0]
+    # The first message did not show the file: the model found it.
+    first = loop.models.requests_for(IMPLEMENTER)[0].prompt_text
+    assert "Go away" not in first
+    # Every artifact of the model's own test runs was left out of the commit.
+    tree = loop.repo.git("ls-tree", "-r", "--name-only", "ourobot/T-1")
+    assert "__pycache__" not in tree and ".pytest_cache" not in tree
+
+
+def test_a_command_reaches_no_network_and_reads_no_secret(loop: Loop, bwrap: str):
+    env_file = "DATABASE_PASSWORD=hunter2-do-not-leak\n"
+    loop.project(files={".env": env_file})
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        probe = (
+            f"python3 -c \"import socket\ntry:\n socket.create_connection(('127.0.0.1', {port}),"
+            " timeout=2); print('REACHED')\nexcept OSError: print('NO NETWORK')\"; "
+            'cat .env; echo "[$(wc -c < .env)]"; env | sort'
+        )
+        loop.models.script(IMPLEMENTER, bash(probe), Text("Nothing to do.\n\nALREADY SATISFIED"))
+        result = loop.run(TICKET, env_secrets=["hunter2-do-not-leak"])
+    assert result.outcome == "satisfied"
+    told = loop.models.requests_for(IMPLEMENTER)[1].body["messages"][-1]["content"]
+    assert "NO NETWORK" in told and "REACHED" not in told and "[0]" in told
+    assert "hunter2" not in told
+    assert "ANTHROPIC" not in told and "OUROBOT" not in told
+
+
+def test_a_command_that_never_ends_is_killed_at_its_timeout_and_the_loop_goes_on(loop: Loop):
+    loop.project(budgets="{implementer_iterations: 3, test_timeout_s: 60, command_timeout_s: 2}")
+    fix = file_block("calc.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n"
+                     "    return a * b\n")  # fmt: skip
+    loop.models.script(IMPLEMENTER, bash("sleep 3599.15"), edits_reply(fix))
+    result = loop.run("add() subtracts. Make add(a, b) return a + b.")
+    assert result.outcome == "ready", (result.reason, loop.progress)
+    told = loop.models.requests_for(IMPLEMENTER)[1].body["messages"][-1]["content"]
+    assert "killed after 2s" in told and "the time limit (2s)" in told
+    assert result.iterations[0].commands[0].exit_code is None
+
+
+def test_a_model_that_never_submits_ends_blocked_naming_the_step_budget(loop: Loop):
+    loop.project(budgets="{implementer_iterations: 3, test_timeout_s: 60, agent_steps: 4}")
+    loop.models.script(IMPLEMENTER, *[bash("ls")] * 4)
+    result = loop.run(TICKET)
+    assert result.outcome == "blocked" and result.error_class == "steps"
+    assert "the step budget (4 model turns, budgets.agent_steps) ran out" in result.reason
+    assert len(loop.models.requests_for(IMPLEMENTER)) == 4
+
+
+def test_a_green_then_more_acting_until_the_budget_is_never_ready(loop: Loop):
+    loop.project(budgets="{implementer_iterations: 3, test_timeout_s: 60, agent_steps: 3}")
+    fix = edits_reply(file_block("calc.py", "def add(a, b):\n    return a + b\n\n\n"
+                                 "def mul(a, b):\n    return a * b\n"))  # fmt: skip
+    loop.models.script(IMPLEMENTER, fix, bash("echo more"), bash("echo still more"))
+    result = loop.run("add() subtracts. Make add(a, b) return a + b.")
+    assert result.outcome == "blocked" and result.error_class == "steps"
+    assert "the last green commit" in result.reason and result.branch == "ourobot/T-1"
+
+
+INSTALL = "".join(f"Install step {n}: run the installer for part {n}.\n" for n in range(1, 251))
+
+
+def test_a_destructive_rewrite_made_with_a_command_is_refused_like_an_edit_block(loop: Loop):
+    loop.project(files={"INSTALL.md": INSTALL})
+    rewrite = "printf '# Install\\nRun the installer.\\n' > INSTALL.md"
+    loop.models.script(IMPLEMENTER, Text(f"```bash\n{rewrite}\n```\n"), Text("SUBMIT"),
+                       *[Text("SUBMIT")] * 2)  # fmt: skip
+    result = loop.run("Tidy INSTALL.md.")
+    assert result.outcome == "blocked"
+    assert {r.rule for _, r in result.refusals} == {"deletions"}
+    told = loop.models.requests_for(IMPLEMENTER)[2].body["messages"][-1]["content"]
+    assert "reset to the last commit" in told
+    assert (loop.repo.path / "INSTALL.md").read_text() == INSTALL
+
+
+PLANT_WORKFLOW = (
+    "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/evil.yml; "
+    "echo '[core]' >> .git/config; git status --short"
+)
+
+
+def test_a_command_cannot_write_the_git_directory_or_a_protected_path_past_submission(
+    loop: Loop,
+):
+    loop.project()
+    loop.models.script(
+        IMPLEMENTER,
+        bash(PLANT_WORKFLOW),
+        Text("SUBMIT"),
+        Text("Done.\n\nALREADY SATISFIED"),
+    )
+    result = loop.run(TICKET)
+    assert {(r.rule, r.path) for _, r in result.refusals} == {
+        ("protected-path", ".github/workflows/evil.yml")
+    }
+    told = loop.models.requests_for(IMPLEMENTER)[1].body["messages"][-1]["content"]
+    assert "?? .github/" in told  # read-only git works inside
+    assert re.search(r"exited with code \d", told)
+
+
+def test_declared_test_changes_are_disclosed_not_refused(loop: Loop):
+    # mul() is to return a product of three; the test expecting the old value changes on purpose.
+    loop.project(command=PYTEST)
+    change = (
+        "### REPLACE: calc.py\n```\n<<<<<<< SEARCH\ndef mul(a, b):\n    return a * b\n=======\n"
+        "def mul(a, b, c=2):\n    return a * b * c\n>>>>>>> REPLACE\n```\n\n"
+        "### REPLACE: tests/test_calc.py\n```\n<<<<<<< SEARCH\n"
+        "        self.assertEqual(mul(2, 3), 6)\n=======\n"
+        "        self.assertEqual(mul(2, 3), 12)\n>>>>>>> REPLACE\n```\n"
+    )
+    declared = (
+        "\n### TEST CHANGES\n- tests/test_calc.py::CalcTest::test_mul: the ticket doubles "
+        "every product (criterion 1)\n"
+    )
+    loop.models.script(IMPLEMENTER, Text(change), Text(change + declared))
+    result = loop.run("mul() must double its product: mul(2, 3) == 12.")
+    assert result.outcome == "ready", (result.reason, loop.progress)
+    first, second = result.iterations
+    assert first.refusals and first.commit is None  # undeclared: refused
+    assert second.disclosed and "criterion 1" in second.disclosed[0].why
+    trailers = loop.repo.git("log", "-1", "--format=%B", "ourobot/T-1")
+    assert "Ourobot-Test-Change: tests/test_calc.py::CalcTest::test_mul: the ticket" in trailers
+
+
+def test_the_same_actions_arrive_as_tool_calls(loop: Loop):
+    loop.project()
+    loop.models.script(
+        IMPLEMENTER,
+        ToolCall("bash", {"command": "sed -i 's/a - b/a + b/' calc.py && grep -n return calc.py"}),
+        ToolCall("submit", {}),
+        ToolCall("done", {}),
+    )
+    result = loop.run("add() subtracts. Make add(a, b) return a + b.")
+    assert result.outcome == "ready", (result.reason, loop.progress)
+    assert "return a + b" in loop.branch_file("calc.py")
