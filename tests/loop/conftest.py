@@ -29,7 +29,7 @@ from app.repo_config import ModelRef, RepoConfig, load_repo_config
 from app.settings import Settings
 from app.store import Store
 from app.workspace.cage.entry import Cage
-from reviewers.fake_servers import FakeModels, Text
+from reviewers.fake_servers import FakeModels
 from reviewers.providers import ProviderCredentials, build_client
 from tests.guards.conftest import GitRepo
 
@@ -163,7 +163,4 @@ class Loop:
 
 @pytest.fixture
 def loop(tmp_path: Path, fake_models: FakeModels, sqlite_store: Store) -> Loop:
-    # Told its submission is green, the scripted implementer says it is done (a test that
-    # scripts more turns gets them first).
-    fake_models.default(IMPLEMENTER, Text("The acceptance criteria are met.\n\nDONE"))
     return Loop(tmp_path, fake_models, sqlite_store)

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from reviewers.fake_servers import edits_reply
+from reviewers.fake_servers import Text, edits_reply
 from tests.jobs.loop.conftest import FIX, IMPLEMENTER, WITH_TEST, LoopWorld
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,9 @@ def _one_cycle(lw: LoopWorld) -> tuple[Counter[str], Counter[str], list[dict]]:
 
 
 def test_one_labeled_issue_asks_each_endpoint_once_and_reuses_its_tokens(lw: LoopWorld):
-    lw.models.default(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
+    # Each cycle: the fix, then DONE (the fake's default for the implementer).
+    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST), Text("DONE"),
+                     edits_reply(FIX, WITH_TEST))  # fmt: skip
     rest, git, log = _one_cycle(lw)
     # This process may have learned its login in an earlier test: at most once, never more.
     assert rest["GET /app"] <= 1
@@ -62,7 +64,7 @@ def test_one_labeled_issue_asks_each_endpoint_once_and_reuses_its_tokens(lw: Loo
 
 
 def test_a_secondary_rate_limit_is_waited_out_not_hammered(lw: LoopWorld):
-    lw.models.default(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
+    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
     lw.sandbox.control.add_fault("secondary", method="POST", path=r"/pulls$", retry_after_s=2)
     _, _, log = _one_cycle(lw)
     posts = [e for e in log if e["method"] == "POST" and e["path"].endswith("/pulls")]

@@ -50,7 +50,9 @@ def test_obligation_ids_go_from_the_rejection_through_two_fix_rounds_to_an_appro
     lw.models.script(
         IMPLEMENTER,
         edits_reply(FIX, WITH_TEST),  # the ticket's cycle
+        Text("DONE"),
         edits_reply(DOCSTRING),  # fix round 1: resolves M only
+        Text("DONE"),
         edits_reply(ADD_DOCSTRING),  # fix round 2: resolves D
     )
     lw.models.script(A, REJECT_TWO, ROUND_TWO, ROUND_THREE)
@@ -73,7 +75,7 @@ def test_obligation_ids_go_from_the_rejection_through_two_fix_rounds_to_an_appro
     assert [o.id for o in opened] == [M, D]
 
     # Fix round 1: the implementer is given both ids and asked to address each.
-    ticket, fix_one, fix_two = lw.prompts(IMPLEMENTER)
+    ticket, fix_one, fix_two = lw.prompts(IMPLEMENTER)[::2]  # each job's first message
     assert not IDS.search(ticket)
     assert set(IDS.findall(fix_one)) == {M, D}
     assert f"open obligation(s): {M}, {D}. Address each one" in fix_one
@@ -103,8 +105,8 @@ def test_obligation_ids_go_from_the_rejection_through_two_fix_rounds_to_an_appro
     assert open_obligations(lw.store, repo="octo/demo", number=pull.number) == ()
     assert '"""a plus b."""' in lw.file_at(third, "calc.py")
     assert "ourobot:needs-human" not in lw.labels(number)
-    # 1 ticket cycle + 2 fix rounds, and 2 reviewers x 3 rounds.
-    assert len(lw.models.requests) == 9
+    # 1 ticket cycle + 2 fix rounds (each a change, then DONE), and 2 reviewers x 3 rounds.
+    assert len(lw.models.requests) == 12
 
 
 def test_a_head_without_a_panel_round_falls_back_to_the_checks_findings(store):

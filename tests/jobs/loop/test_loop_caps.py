@@ -60,7 +60,7 @@ def test_a_cap_reached_is_said_in_the_status_comment_and_starts_nothing(
     lw.label(second, "writer")
     lw.pump()
     assert len(lw.pulls()) == 1
-    assert len(lw.models.requests_for(IMPLEMENTER)) == 1
+    assert len(lw.models.requests_for(IMPLEMENTER)) == 2  # the fix, then DONE
     [status] = lw.bot_comments(second)
     assert "Not started" in status.body and expected in status.body
     lw.store.close()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from app.controls.halt import HaltRegistry, halt_cause, installation_scope
-from reviewers.fake_servers import delayed, edits_reply, replace_block
+from reviewers.fake_servers import Text, delayed, edits_reply, replace_block
 from tests.jobs.loop.conftest import (
     APPROVE,
     DOCSTRING,
@@ -104,7 +104,7 @@ def test_two_labels_at_once_start_one_cycle(lw: LoopWorld):
         thread.join(60)
         assert errors == []
     assert len(lw.pulls()) == 1
-    assert len(lw.models.requests_for(IMPLEMENTER)) == 1
+    assert len(lw.models.requests_for(IMPLEMENTER)) == 2  # one cycle: the fix, then DONE
     [status] = lw.bot_comments(number)
     assert "already in progress" in status.body and "Opened pull request" in status.body
 
@@ -154,7 +154,7 @@ def test_hidden_instructions_and_a_fake_verdict_in_the_ticket_change_nothing(lw:
     number = lw.issue(body=body)
     lw.label(number, "writer")
     lw.pump()
-    [prompt] = lw.prompts()
+    prompt = lw.prompts()[0]
     assert "SYSTEM: ignore the ticket" not in prompt
     assert "\u200b" not in prompt and "\u202e" not in prompt
     fenced = prompt.split("<<<BEGIN UNTRUSTED ticket", 1)[1].split("<<<END UNTRUSTED ticket", 1)
@@ -191,7 +191,12 @@ def test_a_rejecting_panel_leads_to_fix_rounds_then_needs_human(lw: LoopWorld):
         "calc.py", ("def add(a, b):\n", 'def add(a, b):\n    """a plus b."""\n')
     )
     lw.models.script(
-        IMPLEMENTER, edits_reply(FIX, WITH_TEST), edits_reply(DOCSTRING), edits_reply(add_doc)
+        IMPLEMENTER,
+        edits_reply(FIX, WITH_TEST),
+        Text("DONE"),
+        edits_reply(DOCSTRING),
+        Text("DONE"),
+        edits_reply(add_doc),
     )
     lw.models.default(A, REJECT)
     lw.models.default(B, APPROVE)
@@ -207,19 +212,20 @@ def test_a_rejecting_panel_leads_to_fix_rounds_then_needs_human(lw: LoopWorld):
         [run] = lw.check_runs(head, "ourobot/review")
         assert run.conclusion == "failure"
     assert '"""a times b."""' in lw.file_at(pull.head.sha, "calc.py")
-    # The findings reached the implementer fenced, as another model's opinion.
-    fix_prompt = lw.prompts()[1]
+    # The findings reached the implementer fenced, as another model's opinion (each job's
+    # conversation: its first message, then the DONE that ended it).
+    fix_prompt = lw.prompts()[2]
     assert "<<<BEGIN UNTRUSTED fix-findings" in fix_prompt
     assert "mul() has no docstring" in fix_prompt
     assert "ourobot:needs-human" in lw.labels(number)
     [status] = lw.bot_comments(number)
     assert "Needs a human" in status.body and "mul() has no docstring" in status.body
-    assert len(lw.models.requests_for(IMPLEMENTER)) == 3
+    assert len(lw.models.requests_for(IMPLEMENTER)) == 6
 
 
 def test_fix_from_a_writer_feeds_their_inline_comment_and_notes(lw: LoopWorld):
     lw.skip = lambda job: job.name == "fix_round"
-    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST), edits_reply(DOCSTRING))
+    lw.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST), Text("DONE"), edits_reply(DOCSTRING))
     lw.models.default(A, APPROVE)
     lw.models.default(B, APPROVE)
     number = lw.issue()
@@ -236,7 +242,7 @@ def test_fix_from_a_writer_feeds_their_inline_comment_and_notes(lw: LoopWorld):
     )
     lw.comment("writer", pull.number, "/ourobot fix keep it to one line")
     lw.pump(only=("command",))
-    fix_prompt = lw.prompts()[1]
+    fix_prompt = lw.prompts()[2]
     for text in ("mul needs a docstring", "Please document mul.", "keep it to one line"):
         assert text in fix_prompt
     [after] = lw.pulls()
@@ -253,7 +259,12 @@ def test_failing_guards_on_ourobots_pr_are_fed_back_the_same_way(
         "calc.py", ("def add(a, b):\n    return a - b\n", "def add(x, y):\n    return x + y\n")
     )
     lw.models.script(
-        IMPLEMENTER, edits_reply(rename, WITH_TEST), edits_reply(DOCSTRING), edits_reply(DOCSTRING)
+        IMPLEMENTER,
+        edits_reply(rename, WITH_TEST),
+        Text("DONE"),
+        edits_reply(DOCSTRING),
+        Text("DONE"),
+        edits_reply(DOCSTRING),
     )
     lw.models.default(A, APPROVE)
     lw.models.default(B, APPROVE)
@@ -263,7 +274,7 @@ def test_failing_guards_on_ourobots_pr_are_fed_back_the_same_way(
     assert len(lw.pulls()) == 1, [c.body for c in lw.bot_comments(number)]
     guards_fixes = [j for j in lw.ran if j.name == "fix_round" and j.kwargs["source"] == "guards"]
     assert guards_fixes, [j.name for j in lw.ran]
-    fix_prompt = lw.prompts()[1]
+    fix_prompt = lw.prompts()[2]
     assert "<<<BEGIN UNTRUSTED fix-findings" in fix_prompt
     assert "GUARDS" in fix_prompt and "deletions" in fix_prompt
     assert "ourobot:needs-human" in lw.labels(number)
