@@ -467,7 +467,8 @@ class Demo:
         for fake, model in ((anthropic, script.REVIEWERS[0]), (openai, script.REVIEWERS[1])):
             fake.script(model, *script.reviewer_script()[model])
             fake.default(model, script.APPROVE)
-        anthropic.script(script.IMPLEMENTER, script.TICKET_1_CHANGE, script.TICKET_1_FIX)
+        anthropic.script(script.IMPLEMENTER, script.TICKET_1_CHANGE, script.DONE,
+                         script.TICKET_1_FIX, script.DONE)  # fmt: skip
         anthropic.default(script.IMPLEMENTER, script.TICKET_2_REWRITE)
 
     def serve_env(

@@ -126,12 +126,14 @@ def reviewer_script() -> dict[str, tuple[Reply, ...]]:
     return {REVIEWERS[0]: (REJECT, resolved), REVIEWERS[1]: (APPROVE, resolved)}
 
 
-# The implementer's answers, for the loop: ticket 1's change and its fix round, and ticket 2's
-# rewrite, which it proposes again every time it is asked.
+# The implementer's answers, for the loop: ticket 1's change and its fix round, each followed by
+# DONE once the harness says the submission is green, and ticket 2's rewrite, which it
+# proposes again every time it is asked.
 TICKET_1_CHANGE = edits_reply(append_block("calculator/ops.py", MULTIPLY), prose="Adding multiply.")
 TICKET_1_FIX = edits_reply(
     append_block("tests/test_ops.py", MULTIPLY_TEST), prose="Adding the missing test."
 )
+DONE = Text("The ticket's acceptance criteria are met.\n\nDONE")
 TICKET_2_REWRITE = edits_reply(
     file_block("INSTALL.md", DESTRUCTIVE_INSTALL), prose="A much shorter install guide."
 )
