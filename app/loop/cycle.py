@@ -159,9 +159,10 @@ def run_cycle(request: CycleRequest, deps: CycleDeps) -> CycleResult:
             ws.keep_branch = keep
             result.branch = ws.branch if keep else None
             result.head_sha = ws.head() if keep else None
-    except WorkspaceError as exc:
-        # The worktree itself failed (git could not add, read or remove it): nothing the model
-        # did is lost (the branch keeps every kept commit), and the reason is said.
+    except (WorkspaceError, OSError) as exc:
+        # The worktree itself failed (git could not add, read or remove it, or a run left it
+        # unusable): nothing the model did is lost (the branch keeps every kept commit), and
+        # the reason is said.
         result = _ended(
             CycleResult("blocked", "", "infra", None, None, request.base_sha),
             "blocked", f"the worktree could not be used: {exc}", "infra", "workspace",
@@ -174,7 +175,7 @@ def run_cycle(request: CycleRequest, deps: CycleDeps) -> CycleResult:
 def _guarded(request: CycleRequest, deps: CycleDeps, ws: Workspace, deadline: float) -> CycleResult:
     try:
         return _in_workspace(request, deps, ws, deadline)
-    except WorkspaceError as exc:
+    except (WorkspaceError, OSError) as exc:
         result = CycleResult("blocked", "", "infra", None, None, request.base_sha)
         return _ended(result, "blocked", f"the worktree could not be used: {exc}", "infra",
                       "workspace")  # fmt: skip

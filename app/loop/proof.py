@@ -39,6 +39,7 @@ from app.loop.declared import covering_file, split
 from app.loop.suite_files import language_of_test
 from app.workspace.cage.entry import CageRun
 from app.workspace.suite import SuiteRunner
+from app.workspace.tree_files import remove_beneath, write_beneath
 from app.workspace.worktree import Workspace
 
 MAX_NAMED = 10
@@ -83,6 +84,7 @@ class GreenProof:
         self.measured: list[str] = []
         self.declared: tuple[Declared, ...] = ()
         self.disclosed: list[Declared] = []
+        self.counted_passed: set[str] = set()  # what passed in the counted run
 
     def check(self, head: CageRun, declared: Sequence[Declared] = ()) -> list[Refusal]:
         """Refusals (rule `test-tamper`) for a passing `head` run; [] when it counts. A
@@ -117,6 +119,7 @@ class GreenProof:
         if unfinished:
             return unfinished
         if self.baseline.reports:
+            self.counted_passed = run.junit.with_status("passed") if run.junit else set()
             refusals = self._report(run, canary, self.baseline.passed_tests, counted=True)
             if not refusals and run.exit_code == 0:
                 refusals = [
@@ -228,8 +231,7 @@ class GreenProof:
             def place(root: Path, path: str = path, content: bytes = content,
                       canary: Canary = canary) -> None:  # fmt: skip
                 _put_back(root, put_back, taken_away)
-                (root / path).parent.mkdir(parents=True, exist_ok=True)
-                (root / path).write_bytes(content)
+                write_beneath(root, path, content)
                 _write(root, canary)
 
             run = self._run(place)
@@ -318,7 +320,10 @@ class GreenProof:
             test for test, status in report.tests.items() if status in FAILING and test not in mine
         )
         if not counted:
-            failing = self._undeclared([test for test in failing if test in passed_before])
+            # A test that passed at the base, or with the change's own test files beside it,
+            # must pass without them too: a test file may not patch the code another checks.
+            trusted = passed_before | self.counted_passed
+            failing = self._undeclared([test for test in failing if test in trusted])
         if not failing:
             return []
         if counted:
@@ -330,9 +335,9 @@ class GreenProof:
         else:
             why = (
                 "with the base's test files put back (your changes to tests put aside), these "
-                f"tests, which passed at the base, fail against the new code: {_named(failing)}. "
-                "Tests must not be changed to hide a regression, nor patch the code they test: "
-                "make the code pass them"
+                "tests, which passed at the base or beside your test changes, fail against the "
+                f"new code: {_named(failing)}. Tests must not be changed to hide a regression, "
+                "nor patch the code other tests check: make the code pass them"
             )
         return [_tamper(why)]
 
@@ -340,11 +345,9 @@ class GreenProof:
 def _put_back(root: Path, put_back: dict[str, bytes], taken_away: Sequence[str]) -> None:
     """The base's test files as they were: changed ones restored, added ones taken away."""
     for path in taken_away:
-        (root / path).unlink(missing_ok=True)
+        remove_beneath(root, path)
     for path, content in put_back.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+        write_beneath(root, path, content)
 
 
 def _module(path: str) -> str:
@@ -373,9 +376,7 @@ def _prefixes(classname: str) -> list[str]:
 
 
 def _write(root: Path, canary: Canary) -> None:
-    target = root / canary.path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(canary.content, encoding="utf-8")
+    write_beneath(root, canary.path, canary.content.encode())
 
 
 def _unfinished(run: CageRun, what: str) -> list[Refusal]:

@@ -43,6 +43,9 @@ DEFAULT_TEST_INFRASTRUCTURE: tuple[str, ...] = (
     # Python: pytest, tox, nox, and code every interpreter start runs
     "conftest.py",
     "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
     "tox.ini",
     "noxfile.py",
     "setup.cfg",
@@ -50,6 +53,10 @@ DEFAULT_TEST_INFRASTRUCTURE: tuple[str, ...] = (
     "sitecustomize.py",
     "usercustomize.py",
     "*.pth",
+    # Installed distributions' metadata: an entry point is a plugin pytest loads by itself.
+    "*.dist-info/**",
+    "*.egg-info/**",
+    "*.egg-link",
     # Ruby: RSpec and minitest
     ".rspec",
     "spec_helper.rb",

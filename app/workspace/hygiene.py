@@ -9,9 +9,10 @@ removed (a project that commits a `.coverage` file keeps it).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
+
+from app.workspace.tree_files import remove_beneath
 
 # Directories only test runs, type checkers and linters create.
 ARTIFACT_DIRS = frozenset(
@@ -57,13 +58,9 @@ def strip_test_artifacts(root: Path, untracked: Iterable[str]) -> list[str]:
             folder = "/".join(parts[:target])
             if folder in removed:
                 continue
-            victim = root / folder
-            if victim.is_symlink() or victim.is_file():
-                victim.unlink(missing_ok=True)
-            else:
-                shutil.rmtree(victim, ignore_errors=True)
+            remove_beneath(root, folder)
             removed.append(folder)
         elif is_artifact_name(parts[-1], directory=False):
-            (root / path).unlink(missing_ok=True)
+            remove_beneath(root, path)
             removed.append(path)
     return sorted(removed)

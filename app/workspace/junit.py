@@ -6,6 +6,8 @@ no DTD or entities, and anything unreadable is "no report", never "no tests".
 
 from __future__ import annotations
 
+import os
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,13 +30,17 @@ class JUnitReport:
 
 
 def read_junit(path: Path) -> JUnitReport | None:
-    """The report at `path`, or None when there is none or it cannot be read."""
+    """The report at `path`, or None when there is none or it cannot be read. A link is not
+    followed: the run that wrote the report could point it at any file on the host."""
     try:
-        if not path.is_file() or path.stat().st_size > MAX_REPORT_BYTES:
-            return None
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
+            return None
+        data = handle.read(MAX_REPORT_BYTES + 1)
     return parse_junit(data)
 
 

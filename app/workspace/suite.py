@@ -22,6 +22,7 @@ from pathlib import Path
 
 from app.workspace.cage.entry import Cage, CageJob, CageRun, Isolation
 from app.workspace.junit import read_junit
+from app.workspace.tree_files import write_beneath
 from app.workspace.worktree import Workspace
 
 Place = Callable[[Path], None]
@@ -67,10 +68,10 @@ class SuiteRunner:
         before = workspace.git_state()
         with workspace.checkout(rev) as tree:
             for path in masked:
-                (tree / path).write_bytes(b"")
+                write_beneath(tree, path, b"")
             if place is not None:
                 place(tree)
-            run = self.run_in(tree, timeout_s=limit, cancel=cancel, git_dirs=(workspace.git_dir,))
+            run = self.run_in(tree, timeout_s=limit, cancel=cancel)
         changed = workspace.restore_git_state(before)
         if changed:
             touched = tuple(f"the repository's .git ({name})" for name in changed)

@@ -24,8 +24,8 @@ and enter the repository only with a commit that is kept.
 
 from __future__ import annotations
 
+import hashlib
 import re
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -44,8 +44,11 @@ from app.workspace.staging import (
     install_index,
     private_index,
 )
+from app.workspace.tree_files import remove_beneath, remove_tree, write_beneath
 
 ATTEMPTS_PREFIX = "refs/ourobot/attempts/"
+# ourobot's own refs: they move between runs, never during one.
+OWN_REFS = (f"refs/heads/{BOT_BRANCH_PREFIX}", ATTEMPTS_PREFIX)
 _TICKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # Removing a worktree and deleting a branch must finish even when the cycle's time is up.
 CLEANUP_TIMEOUT_S = 60.0
@@ -238,11 +241,8 @@ class Workspace:
                 return False
         except (OSError, UnicodeDecodeError):
             pass
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target, ignore_errors=True)
-        else:
-            target.unlink(missing_ok=True)
-        target.write_text(self.gitfile)
+        remove_beneath(self.path, ".git")
+        write_beneath(self.path, ".git", self.gitfile.encode())
         return True
 
     def snapshot(self, max_file_bytes: int | None = None) -> Snapshot:
@@ -291,8 +291,9 @@ class Workspace:
         self.reset(to)
 
     def git_state(self) -> dict[str, bytes | None]:
-        """What in the repository's git directory decides what git runs or reads: its config,
-        HEAD, alternates, attributes and hooks, this worktree's own files and its branch."""
+        """What in the repository's git directory decides what git runs or reads, and its
+        refs: its config, HEAD, alternates, attributes and hooks, this worktree's own files,
+        its branch, and every other ref."""
         files = ["config", "HEAD", "objects/info/alternates", "info/attributes"]
         state: dict[str, bytes | None] = {name: _read(self.git_dir / name) for name in files}
         for name in ("HEAD", "commondir", "gitdir", "config.worktree"):
@@ -303,6 +304,9 @@ class Workspace:
         state[f"refs/heads/{self.branch}"] = self.git(
             "rev-parse", "--verify", "-q", f"refs/heads/{self.branch}"
         ).encode()
+        refs = self.git("for-each-ref", "--format=%(refname) %(objectname)")
+        others = [line for line in refs.splitlines() if not line.startswith(OWN_REFS)]
+        state["refs"] = hashlib.sha256("\n".join(others).encode()).digest()
         return state
 
     def restore_git_state(self, before: dict[str, bytes | None]) -> list[str]:
@@ -315,7 +319,11 @@ class Workspace:
                 known = set((before[name] or b"").decode().split("\n"))
                 for hook in (self.git_dir / "hooks").iterdir():
                     if hook.name not in known:
-                        shutil.rmtree(hook, ignore_errors=True) if hook.is_dir() else hook.unlink()
+                        remove_tree(hook)
+            elif name == "refs":
+                # Another ref moved (possible only without the sandbox): said, never moved
+                # back, since the user may have moved it meanwhile.
+                continue
             elif name.startswith("refs/heads/"):
                 self.git("update-ref", name, (before[name] or b"").decode().strip())
             else:
@@ -331,25 +339,21 @@ class Workspace:
     def checkout(self, rev: str = "HEAD") -> Iterator[Path]:
         """A fresh checkout of exactly `rev` in a folder of its own, removed after the block:
         where a judged run (the baseline, a test run, a proof run) happens, so nothing an
-        earlier run or command left in the worktree is ever read or counted. Its `.git` is a
-        small repository of its own that reads this one's objects (git works inside; nothing
-        written there reaches this repository)."""
+        earlier run or command left in the worktree is ever read or counted. It has no `.git`:
+        a run that could ask git which files are tracked could tell the canary from the
+        suite, and the repository's object store holds the secret files masked here."""
         sha = self.git("rev-parse", "--verify", f"{rev}^{{commit}}").strip()
         dest = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
+        index = self.scratch / f"index-{dest.name}"
         try:
-            own = dest / ".git"
-            object_format = self.git("rev-parse", "--show-object-format").strip() or "sha1"
-            self.git("init", "-q", "--template=", f"--object-format={object_format}", str(dest),
-                     env=repo_env(own, dest))  # fmt: skip
-            alternates = own / "objects" / "info" / "alternates"
-            alternates.parent.mkdir(parents=True, exist_ok=True)
-            alternates.write_text(f"{self.git_dir / 'objects'}\n")
-            env = repo_env(own, dest)
-            self.git("read-tree", "-u", "--reset", sha, env=env)
-            self.git("update-ref", "--no-deref", "HEAD", sha, env=env)
+            env = {**self.env(index=index)}
+            env.pop("GIT_WORK_TREE")
+            self.git("read-tree", sha, env=env)
+            self.git("checkout-index", "--all", "--force", f"--prefix={dest}/", env=env)
             yield dest
         finally:
-            shutil.rmtree(dest, ignore_errors=True)
+            index.unlink(missing_ok=True)
+            remove_tree(dest)
 
     def commits_since_base(self) -> int:
         return int(self.git("rev-list", "--count", f"{self.base_sha}..HEAD").strip() or 0)
@@ -416,7 +420,7 @@ def open_workspace(
         yield workspace
     finally:
         remove_worktree(git_dir, path)
-        shutil.rmtree(parent, ignore_errors=True)
+        remove_tree(parent)
         if not workspace.keep_branch:
             delete_branch(git_dir, branch)
 
@@ -456,7 +460,7 @@ def remove_worktree(git_dir: Path, path: Path) -> None:
     try:
         _run(git_dir, "worktree", "remove", "--force", "--force", str(path))
     except WorkspaceError:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
         _run(git_dir, "worktree", "prune")
 
 

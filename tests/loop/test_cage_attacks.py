@@ -5,7 +5,6 @@ the object store's size, and the outcome. Each attack runs under bubblewrap and 
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -104,14 +103,11 @@ def test_a_planted_git_directory_runs_nothing_on_the_host_and_moves_no_ref(
     assert {k: v for k, v in refs(loop.repo).items() if "ourobot" not in k} == mine
     assert (loop.repo.path / ".git" / "config").read_text() == config_before
     assert not (loop.repo.path / ".git" / "hooks" / "post-commit").exists()
+    # A judged run has no .git to plant in nor a git directory to find: the suite passes and
+    # the ticket is done; whatever the test managed to write, the harness ran none of it.
+    assert result.outcome == "ready", (result.reason, loop.progress)
     if sandbox == "auto":
-        # Inside the sandbox every write failed: the suite passes and the ticket is done.
-        assert result.outcome == "ready", (result.reason, loop.progress)
         assert refs(other) == theirs
-    else:
-        # Unsandboxed, the test did write: each run that did is refused, never counted.
-        assert result.outcome == "blocked"
-        assert "changed" in result.baseline and ".git" in result.baseline
 
 
 # ---- a failing run's leftovers are never counted, committed or stored ----------------------------
@@ -276,8 +272,5 @@ def test_a_suite_that_deletes_git_ends_legibly(loop: Loop, sandbox: str):
                  files={"tests/test_rm.py": deleter})  # fmt: skip
     loop.models.script(IMPLEMENTER, *[edits_reply(FIX, WITH_ADD_TEST)] * 3)
     result = loop.run(TICKET)
-    if sandbox == "auto":
-        assert result.outcome == "ready", (result.reason, loop.progress)
-    else:
-        assert result.outcome == "blocked" and ".git" in result.baseline
-    assert textwrap.dedent(result.reason)
+    # A judged run's checkout has no .git (nothing to delete); the ticket is done.
+    assert result.outcome == "ready", (result.reason, loop.progress)

@@ -304,7 +304,9 @@ def test_a_local_openai_compatible_server_works_the_ticket_to_ready(
 ):
     """`--model openai:NAME --base-url URL`, or the config form `{id:, base_url:}`."""
     loop.project()
-    local_server.script(LOCAL_MODEL, edits_reply(FIX, append_block("tests/test_calc.py", ADD_TEST)))
+    local_server.script(
+        LOCAL_MODEL, edits_reply(FIX, append_block("tests/test_calc.py", ADD_TEST)), Text("DONE")
+    )
     args: list[str] = []
     if form == "flags":
         args = ["--model", f"openai:{LOCAL_MODEL}", "--base-url", local_server.base_url]
@@ -317,8 +319,9 @@ def test_a_local_openai_compatible_server_works_the_ticket_to_ready(
     proc, _ = timed_cycle(loop, own_env(loop), *args, "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1])["outcome"] == "ready"
-    (call,) = local_server.requests
-    assert call.model == LOCAL_MODEL and call.headers["authorization"] == f"Bearer {NO_KEY}"
+    call, done = local_server.requests  # the change, then DONE
+    assert call.model == done.model == LOCAL_MODEL
+    assert call.headers["authorization"] == f"Bearer {NO_KEY}"
     assert len(local_server.listings) == 1  # asked before the cycle ran
     # Nobody priced the model: the caps charge it at the dearest price, and the user is told.
     assert f"warning: openai:{LOCAL_MODEL} has no price" in proc.stderr

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from app.errors import UserError
-from app.workspace.cage import launch
+from app.workspace.cage import launch, seccomp
 from app.workspace.cage.limits import (
     Enforcement,
     LimitName,
@@ -75,7 +75,7 @@ _CANCEL_EVERY_S = 1.0
 _INFO_TIMEOUT_S = 10.0
 _TERM_GRACE_S = 5.0
 _PR_SET_DUMPABLE = 4
-INFO_FD, RELEASE_FD, DONE_FD = 5, 3, 4
+INFO_FD, RELEASE_FD, DONE_FD, SECCOMP_FD = 5, 3, 4, 6
 # Inside the sandbox the command runs under a shell that, once it ends, says so (fd 4) and
 # waits to be released (fd 3): the sandbox, with its /tmp, outlives the command long enough
 # for the harness to measure what it left. The command itself (`$1`, never part of this
@@ -134,9 +134,7 @@ class CageRun:
         except (ValueError, IndexError):
             program = (self.command.split() or ["?"])[0]
         what = "the test command" if self.what == "the test run" else self.what
-        return (
-            f"{what} was not found inside the sandbox: `{program}` (sandbox PATH: {self.path})"
-        )
+        return f"{what} was not found inside the sandbox: `{program}` (sandbox PATH: {self.path})"
 
     @property
     def passed(self) -> bool:
@@ -299,10 +297,13 @@ class _Run:
 
     def _start(self, sink: IO[bytes]) -> subprocess.Popen[bytes] | None:
         env = self._env()
-        self.start_size = self._disk()
+        self.start_size = self._disk()[0]
         info_read, info_write = os.pipe()
         release_read, self.release = os.pipe()
         self.done, done_write = os.pipe()
+        filter_path = self.scratch / "seccomp.bpf"
+        filter_path.write_bytes(seccomp.compiled())
+        filter_fd = os.open(filter_path, os.O_RDONLY | os.O_CLOEXEC)
         inner = ["/bin/sh", "-c", self.job.command]
         if self.sandboxed:
             inner = self._bwrap_argv(env)
@@ -313,12 +314,19 @@ class _Run:
             "rlimits": bounds,
             "sandboxed": self.sandboxed,
             # bubblewrap's info pipe, and the supervisor's two, at the numbers its argv names.
-            "fds": {INFO_FD: info_write, RELEASE_FD: release_read, DONE_FD: done_write}
+            "fds": {
+                INFO_FD: info_write,
+                RELEASE_FD: release_read,
+                DONE_FD: done_write,
+                SECCOMP_FD: filter_fd,
+            }
             if self.sandboxed
             else {},
+            # Without the sandbox the launcher installs the same filter itself.
+            "seccomp": "" if self.sandboxed else str(filter_path),
         }
         argv = [sys.executable, "-I", "-S", launch.__file__, json.dumps(config), "--", *inner]
-        passed = (info_write, release_read, done_write)
+        passed = (info_write, release_read, done_write, filter_fd)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -362,6 +370,7 @@ class _Run:
         etc = write_etc(self.scratch / "etc", uid=os.getuid(), gid=os.getgid(), network=False)
         args = [self.cage._bwrap, "--unshare-all", "--die-with-parent", "--new-session",
                 "--clearenv", "--cap-drop", "ALL", "--info-fd", str(INFO_FD),
+                "--seccomp", str(SECCOMP_FD),
                 "--hostname", "sandbox", *system_args()]  # fmt: skip
         # The fresh /tmp first: a toolchain under the host's /tmp (a clone in /tmp/x and its
         # .venv) is then bound on top of it, not hidden beneath it.
@@ -402,14 +411,17 @@ class _Run:
         next_cancel = time.monotonic() + _CANCEL_EVERY_S
         while True:
             if self._command_ended():
+                # Measured while the sandbox still holds what the command left; then released.
+                # The signal is only a hint (a process inside could forge it): the wait goes
+                # on under every bound until the sandbox is really gone.
                 ending = self._tmp_full() or self._over_disk()
                 os.close(self.release)
                 self.release = -1
-                proc.wait()
-                return ending
+                if ending is not None:
+                    return ending
             try:
                 proc.wait(timeout=_POLL_S)
-                return self._tmp_full() or self._over_disk() or None
+                return self._tmp_full() or self._over_disk(final=True) or None
             except subprocess.TimeoutExpired:
                 pass
             now = time.monotonic()
@@ -453,10 +465,15 @@ class _Run:
         free = stat.f_bavail * stat.f_frsize
         return "tmp" if free < 64 * 1024 else None
 
-    def _over_disk(self) -> Literal["disk"] | None:
-        return "disk" if self._disk() - self.start_size >= self.limits.disk_bytes else None
+    def _over_disk(self, *, final: bool = False) -> Literal["disk"] | None:
+        """Over the disk bound; at the end, a folder left that cannot be measured (a run that
+        hid what it wrote) counts as over too."""
+        size, whole = self._disk()
+        if size - self.start_size >= self.limits.disk_bytes or (final and not whole):
+            return "disk"
+        return None
 
-    def _disk(self) -> int:
+    def _disk(self) -> tuple[int, bool]:
         roots = [self.job.project] if self.job.writable else []
         roots += list(self.job.writable_dirs)
         if not self.sandboxed:

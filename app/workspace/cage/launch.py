@@ -36,6 +36,8 @@ PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 # noroot, no_setuid_fixup and keep_caps, each with its lock: uid 0 gains no capability on exec.
 SECURE_BITS = 0x2F
 LAST_CAP = 63
@@ -52,7 +54,7 @@ def main(argv: list[str]) -> int:
     _place_fds({int(target): source for target, source in config.get("fds", {}).items()})
     if config.get("sandboxed"):
         os.execve(command[0], command, {})  # noqa: S606 (bwrap, by absolute path)
-    return _reap(command)
+    return _reap(command, config.get("seccomp") or "")
 
 
 def _place_fds(wanted: dict[int, int]) -> None:
@@ -88,10 +90,26 @@ def _stop(*_: object) -> None:
     raise _Stop
 
 
-def _reap(command: list[str]) -> int:
+class _Program(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def _filter(libc: ctypes.CDLL, path: str) -> None:
+    """Install the cage's seccomp filter (`seccomp.py`); no new privileges is set already."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    buffer = ctypes.create_string_buffer(data, len(data))
+    program = _Program(len(data) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "cannot install the seccomp filter")
+
+
+def _reap(command: list[str], seccomp: str) -> int:
     libc = _libc()
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _narrow(libc)
+    if seccomp:
+        _filter(libc, seccomp)
     signal.signal(signal.SIGTERM, _stop)
     child = os.fork()
     if child == 0:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from app.workspace.tree_files import walk_sizes
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -283,27 +285,15 @@ def processes_of_this_user() -> int:
 # ---- disk --------------------------------------------------------------------------------------
 
 
-def apparent_size(roots: Iterable[Path], skip: Iterable[Path] = ()) -> int:
-    """The total apparent size of the files under `roots` (links not followed; a sparse file
-    counts at its length), leaving out `skip` (read-only mounts, the repository's .git)."""
-    skipped = {str(p) for p in skip}
-    total = 0
-    stack = [str(r) for r in roots]
-    while stack:
-        top = stack.pop()
-        try:
-            entries = os.scandir(top)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                if entry.path in skipped:
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    else:
-                        total += entry.stat(follow_symlinks=False).st_size
-                except OSError:
-                    continue
-    return total
+def apparent_size(roots: Iterable[Path], skip: Iterable[Path] = ()) -> tuple[int, bool]:
+    """(the total apparent size of the files under `roots`, whether every folder could be
+    measured): links not followed, a sparse file counted at its length, `skip` (the
+    repository's .git) left out."""
+    skipped = {Path(p) for p in skip}
+    total, whole = 0, True
+    for root in roots:
+        names = {p.name for p in skipped if p.parent == root}
+        size, complete = walk_sizes(root, names)
+        total += size
+        whole = whole and complete
+    return total, whole

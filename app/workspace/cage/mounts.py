@@ -28,13 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# What toolchains read from /etc; nothing else of the host's /etc is mounted.
+# What toolchains read from /etc; nothing else of the host's /etc is mounted. Certificates,
+# never the folders beside them where a host keeps its private keys (/etc/ssl/private).
 ETC_ALLOWED = (
     "alternatives",
-    "ssl",
+    "ssl/certs",
+    "ssl/openssl.cnf",
     "ca-certificates",
     "ca-certificates.conf",
-    "pki",
+    "pki/tls/certs",
+    "pki/tls/cert.pem",
+    "pki/ca-trust",
     "crypto-policies",
     "ld.so.cache",
     "ld.so.conf",
@@ -88,15 +92,12 @@ def system_args() -> list[str]:
 
 def etc_entries(etc: Path = Path("/etc")) -> list[Path]:
     """The host's /etc entries a run may read."""
-    found = []
+    found = [etc / name for name in ETC_ALLOWED if os.path.lexists(etc / name)]
     try:
         names = sorted(os.listdir(etc))
     except OSError:
-        return []
-    for name in names:
-        if name in ETC_ALLOWED or name.startswith(ETC_ALLOWED_PREFIXES):
-            found.append(etc / name)
-    return found
+        return found
+    return found + [etc / name for name in names if name.startswith(ETC_ALLOWED_PREFIXES)]
 
 
 def write_etc(folder: Path, *, uid: int, gid: int, network: bool) -> dict[str, Path]:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from app.workspace.cage.mounts import SYSTEM_DIRS
@@ -39,6 +40,8 @@ SHIM_FOLDERS = {
     ".jenv/shims": "jenv",
     ".volta/bin": "volta",
 }
+# Managers that print the prefix of each version in force in one call.
+PREFIX_MANAGERS = ("pyenv", "rbenv", "nodenv", "goenv", "jenv")
 # The shims worth resolving: each brings its whole real folder (pytest beside python3).
 COMMON_TOOLS = (
     "python3", "python", "pip3", "pip", "node", "npm", "npx", "yarn", "pnpm", "ruby", "gem",
@@ -78,6 +81,7 @@ def shim_manager(entry: str) -> str | None:
     return next((m for end, m in SHIM_FOLDERS.items() if normalized.endswith("/" + end)), None)
 
 
+@cache
 def resolve_shims(path: str, project: Path | None = None) -> str:
     """`path` with every shim folder replaced by the folders its common tools resolve to
     (left out when nothing resolves: a shim that cannot run inside is worse than none)."""
@@ -95,21 +99,35 @@ def _resolved(manager: str, shims: Path, project: Path | None) -> list[str]:
     executable = shutil.which(manager) or _beside(shims, manager)
     if executable is None:
         return []
+    if manager in PREFIX_MANAGERS:
+        # One call: the prefix of each version in force (`pyenv prefix` prints them all).
+        prefixes = _ask(executable, ["prefix"], project)
+        return [str(Path(p) / "bin") for p in prefixes if (Path(p) / "bin").is_dir()]
+    if manager == "mise":
+        return [p for p in _ask(executable, ["bin-paths"], project) if Path(p).is_dir()]
     folders: list[str] = []
     for tool in COMMON_TOOLS:
         if not (shims / tool).exists():
             continue
-        try:
-            proc = subprocess.run(
-                [executable, "which", tool], capture_output=True, text=True,
-                timeout=_WHICH_TIMEOUT_S, check=False, cwd=project or None,
-            )  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        real = Path(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else None
-        if proc.returncode == 0 and real is not None and real.is_absolute() and real.exists():
+        found = _ask(executable, ["which", tool], project)
+        real = Path(found[-1]) if found else None
+        if real is not None and real.is_absolute() and real.exists():
             folders.append(str(real.parent))
     return list(dict.fromkeys(folders))
+
+
+def _ask(executable: str, args: list[str], project: Path | None) -> list[str]:
+    """The lines a manager printed (the `:`-separated parts of each), or [] when it failed."""
+    try:
+        proc = subprocess.run(
+            [executable, *args], capture_output=True, text=True, timeout=_WHICH_TIMEOUT_S,
+            check=False, cwd=project or None,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    return [part for line in proc.stdout.splitlines() for part in line.split(":") if part]
 
 
 def _beside(shims: Path, manager: str) -> str | None:
