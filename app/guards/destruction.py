@@ -22,7 +22,7 @@ to tell a rewrite from an edit) still in the iteration's result, in place or mov
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.guards.changes import ChangeSet, FileChange, Line, is_telling
@@ -80,8 +80,13 @@ def hunks(change: FileChange) -> list[Hunk]:
     return [Hunk(tuple(gone), tuple(came)) for gone, came in groups]
 
 
-def _distance(lines: Sequence[Line], index: int, number: int) -> int | float:
-    return lines[index].number - number if index < len(lines) else float("inf")
+def _distance(lines: Sequence[Line], index: int, number: int) -> int:
+    """How many unchanged lines come before the next of `lines` (past the end: all of them)."""
+    return lines[index].number - number if index < len(lines) else _BEYOND
+
+
+# Farther than any line of a file can be.
+_BEYOND = 2**63
 
 
 def _run(lines: Sequence[Line], index: int, number: int) -> int:

@@ -23,7 +23,12 @@ import tomllib
 from typing import Any
 
 # Tables of pyproject.toml, as key paths under its root.
-_TOML_TABLES = (("tool", "pytest"), ("tool", "tox"), ("tool", "hatch", "envs"), ("tool", "coverage"))
+_TOML_TABLES = (
+    ("tool", "pytest"),
+    ("tool", "tox"),
+    ("tool", "hatch", "envs"),
+    ("tool", "coverage"),
+)
 # Sections of setup.cfg and tox.ini (fnmatch patterns, case-sensitive as the tools read them).
 _INI_SECTIONS = ("pytest", "tool:pytest", "tox", "tox:*", "testenv", "testenv:*", "coverage:*")
 FILES = ("pyproject.toml", "setup.cfg", "tox.ini")

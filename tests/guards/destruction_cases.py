@@ -60,15 +60,15 @@ BILLING_REFACTORED = _text(
 )  # fmt: skip
 BILLING_RULES = _text(['"""The rules billing applies."""', "", "import math", "", "", *RULES])
 
+
 # An install guide of 300 lines (30 sections), and the same guide told again from memory: the
 # headings and blank lines stay, every step is reworded, the length is the same.
-INSTALL_GUIDE = _text(
-    [line for k in range(30) for line in (
-        f"# Section {k}", *(f"Step {k}.{n}: run the installer for part {n} of {k}." for n in range(8)), ""
-    )]
-)  # fmt: skip
-INSTALL_FROM_MEMORY = _text(
-    [line for k in range(30) for line in (
-        f"# Section {k}", *(f"For part {n} of {k}, the installer must run ({k}.{n})." for n in range(8)), ""
-    )]
-)  # fmt: skip
+def _guide(step: str) -> str:
+    """30 sections of a heading, 8 steps (`step` formatted with the section and the step) and
+    a blank line."""
+    sections = [[f"# Section {k}", *(step.format(k, n) for n in range(8)), ""] for k in range(30)]
+    return _text([line for section in sections for line in section])
+
+
+INSTALL_GUIDE = _guide("Step {0}.{1}: run the installer for part {1} of {0}.")
+INSTALL_FROM_MEMORY = _guide("For part {1} of {0}, the installer must run ({0}.{1}).")

@@ -56,7 +56,9 @@ def test_the_walk_pairs_the_unchanged_lines_of_both_sides_whatever_the_offsets()
 
 def test_a_modified_line_replaces_and_destroys_nothing():
     old = text(100)
-    new = [line.replace("factor=2", "factor=3") if n % 3 == 0 else line for n, line in enumerate(old)]
+    new = [
+        line.replace("factor=2", "factor=3") if n % 3 == 0 else line for n, line in enumerate(old)
+    ]
     assert lost(change(old, new)) == {"f.py": (0, 66)}
 
 
@@ -86,7 +88,7 @@ def test_a_block_re_indented_under_a_new_line_is_kept():
 
 def test_an_added_line_stands_for_one_removed_line_only():
     old = ["same line repeated here"] * 3 + text(40)
-    new = ["same line repeated here"] + text(40)
+    new = ["same line repeated here", *text(40)]
     # Two copies gone: the one left stands for one of the three, not for all of them.
     assert lost(change(old, new)) == {"f.py": (2, 95)}
     # A line moved from where something else took its place: the other hunk loses its line.

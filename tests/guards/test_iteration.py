@@ -115,7 +115,8 @@ def test_null_limits_switch_each_measure_off(repo: GitRepo):
         return [message.split(",")[0] for _, _, message in by_rule(result, "deletions")]
 
     assert messages("max_deletions_per_iteration: null") == [
-        "rewritten: 11% of its 300 lines kept", "file shrinks from 250 to 30 lines (88%)"
+        "rewritten: 11% of its 300 lines kept",
+        "file shrinks from 250 to 30 lines (88%)",
     ]
     # The share a file keeps is the shrink limit's measure: off with it.
     assert messages("max_file_shrink_percent: null") == [

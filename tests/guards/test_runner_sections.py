@@ -56,7 +56,7 @@ ignore = E501
         ("pyproject.toml", PYPROJECT, '["attrs"]', '["attrs", "rich"]'),
         ("pyproject.toml", PYPROJECT, "line-length = 100", "line-length = 88"),
         ("pyproject.toml", PYPROJECT, 'addopts = "-q"', '# the quiet run\naddopts = "-q"'),
-        ("pyproject.toml", PYPROJECT, '[tool.ruff]', '[tool.ruff]\nfix = true'),
+        ("pyproject.toml", PYPROJECT, "[tool.ruff]", "[tool.ruff]\nfix = true"),
         ("setup.cfg", SETUP_CFG, "version = 1.0", "version = 1.1"),
         ("setup.cfg", SETUP_CFG, ">=3.10", ">=3.11"),
         ("setup.cfg", SETUP_CFG, "max-line-length = 100", "max-line-length = 88"),

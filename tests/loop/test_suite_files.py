@@ -74,9 +74,7 @@ def test_project_files_are_the_surface_where_a_change_touches_their_runner_secti
     bumped = {"pyproject.toml": pytest_section.replace("1.0", "1.1")}
     assert reason("pyproject.toml", base={"pyproject.toml": pytest_section}, head=bumped) is None
     plugin_off = {"pyproject.toml": pytest_section.replace("-q", "-q -p no:randomly")}
-    assert reason(
-        "pyproject.toml", base={"pyproject.toml": pytest_section}, head=plugin_off
-    ) == (
+    assert reason("pyproject.toml", base={"pyproject.toml": pytest_section}, head=plugin_off) == (
         "pyproject.toml: [tool.pytest.ini_options] changed, where the test runner's "
         "configuration is read"
     )
