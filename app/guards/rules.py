@@ -23,14 +23,15 @@ from app.guards.tamper.rule import find_tampering
 from app.guards.test_surface import SurfacePatterns, infrastructure_changes
 from app.repo_config import GuardsConfig
 
-# The shrink rule judges files of at least this many lines (DESIGN §3); so does the rewrite
-# measure of an iteration.
+# The shrink rule judges files of at least this many lines (DESIGN §3).
 SHRINK_MIN_LINES = 40
-# An iteration that keeps less than this share of a file's telling lines rewrote it. On the last
-# 300 commits of ten Python projects (3,000; `bench/iteration_deletions.py`), 6 keep less of a
-# file of 40 lines or more that they do not shrink past 50% (a docs page, a changelog and a
-# licence rewritten, a pip-compile output regenerated, a .mypy.ini cut down); at 50%, 26 would,
-# honest refactors of code among them.
+# The rewrite measure of an iteration judges files of at least this many telling lines (a long
+# file in what it says: one of short lines loses its few telling ones in a small edit), and one
+# that keeps less than this share of them was rewritten. On the last 300 commits of ten Python
+# projects (3,000; `bench/iteration_deletions.py`), 4 keep less than a quarter of such a file
+# that they do not shrink past 50% (two docs pages and a changelog rewritten, a pip-compile
+# output regenerated); at 50%, 22 would, honest refactors of code among them.
+REWRITE_MIN_LINES = 40
 REWRITE_KEPT_PERCENT = 25
 # The files a refusal of lines removed without replacement names, the most first.
 _NAMED_FILES = 5
@@ -130,13 +131,14 @@ def _rewritten(lost: list[Loss], shrunk: set[str]) -> list[Violation]:
     found = []
     for loss in lost:
         change, kept = loss.change, loss.kept_percent
-        old = change.old_line_count
-        if kept is None or old is None or old < SHRINK_MIN_LINES or change.new_path is None:
+        telling = change.old_telling_count or 0
+        if kept is None or telling < REWRITE_MIN_LINES or change.new_path is None:
             continue
         if kept < REWRITE_KEPT_PERCENT and change.path not in shrunk:
             message = (
-                f"rewritten: {kept}% of its {old} lines kept, under the "
-                f"{REWRITE_KEPT_PERCENT}% one iteration must keep of a file"
+                f"rewritten: {kept}% of its {change.old_line_count} lines kept "
+                f"({telling - loss.lost_telling} of the {telling} that say something), "
+                f"under the {REWRITE_KEPT_PERCENT}% one iteration must keep of a file"
             )
             found.append(Violation("deletions", change.path, None, message))
     return found

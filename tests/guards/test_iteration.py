@@ -85,8 +85,8 @@ def test_a_long_file_rewritten_from_memory_at_the_same_length_is_refused(repo: G
     # Nothing is removed without replacement and nothing shrinks: every step was reworded.
     assert (result.stats["deleted_lines"], result.stats["added_lines"]) == (240, 240)
     assert by_rule(result, "deletions") == [
-        ("INSTALL.md", None, "rewritten: 11% of its 300 lines kept, under the 25% one iteration "
-         "must keep of a file"),
+        ("INSTALL.md", None, "rewritten: 11% of its 300 lines kept (30 of the 270 that say "
+         "something), under the 25% one iteration must keep of a file"),
     ]  # fmt: skip
     # Rewording a third of the steps is an edit.
     third = [
@@ -96,10 +96,13 @@ def test_a_long_file_rewritten_from_memory_at_the_same_length_is_refused(repo: G
     ]  # fmt: skip
     repo.write("INSTALL.md", "".join(third))
     assert check_iteration(repo.path, "HEAD", config()).conclusion == "success"
-    # A short file is no long one: rewriting 39 lines is judged by what it removes only.
+    # A short file is no long one: rewriting 39 lines is judged by what it removes only; nor
+    # is a file of short lines, whose few telling lines a small edit rewords.
     repo.write("short.md", lines(39, "an original line"))
+    repo.write("deps.txt", "".join(f"pkg{n}\n" for n in range(50)) + lines(4, "package-name"))
     repo.commit("short")
     repo.write("short.md", lines(39, "a reworded line"))
+    repo.write("deps.txt", "".join(f"pkg{n}\n" for n in range(50)) + lines(4, "renamed-package"))
     assert check_iteration(repo.path, "HEAD", config()).conclusion == "success"
 
 
@@ -112,15 +115,15 @@ def test_null_limits_switch_each_measure_off(repo: GitRepo):
 
     def messages(guards: str) -> list[str]:
         result = check_iteration(repo.path, "HEAD", config(f"guards: {{{guards}}}\n"))
-        return [message.split(",")[0] for _, _, message in by_rule(result, "deletions")]
+        return [message.split(" (")[0] for _, _, message in by_rule(result, "deletions")]
 
     assert messages("max_deletions_per_iteration: null") == [
         "rewritten: 11% of its 300 lines kept",
-        "file shrinks from 250 to 30 lines (88%)",
+        "file shrinks from 250 to 30 lines",
     ]
     # The share a file keeps is the shrink limit's measure: off with it.
     assert messages("max_file_shrink_percent: null") == [
-        "220 of 250 lines removed without replacement"
+        "220 of 250 lines removed without replacement, over the limit of 5"
     ]
     result = check_iteration(repo.path, "HEAD", config(
         "guards: {max_deletions_per_iteration: null, max_file_shrink_percent: null}\n"

@@ -81,7 +81,8 @@ def test_a_rewrite_of_a_long_file_is_refused_every_iteration_and_the_file_stays(
     assert [(n, r.rule, r.path, r.reason) for n, r in result.refusals] == [
         (n, "deletions", "INSTALL.md", reason) for n in (1, 2, 3) for reason in (
             "56 of 256 lines removed without replacement, over the limit of 5",
-            "rewritten: 0% of its 256 lines kept, under the 25% one iteration must keep of a file",
+            "rewritten: 0% of its 256 lines kept (0 of the 256 that say something), under the "
+            "25% one iteration must keep of a file",
         )
     ]  # fmt: skip
     assert (loop.repo.path / "INSTALL.md").read_text() == INSTALL
