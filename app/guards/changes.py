@@ -65,6 +65,9 @@ class FileChange:
     # Whole-file line counts when known (always with --repo; in a diff only when it shows them).
     old_line_count: int | None = None
     new_line_count: int | None = None
+    # How many of the old side's lines say something (`is_telling`); known only where the old
+    # side was read whole (repository mode): what a rewrite of the file is measured against.
+    old_telling_count: int | None = None
     # The new side's link target, when the new side is a symlink and its content is known.
     link_target: str | None = None
     # Bytes of binary content on the new side (diff mode: unknown, 0).

@@ -5,7 +5,8 @@
   config from `.github/ourobot.yml` at the base, never the head (CLI `--repo`, the Action, the
   check run).
 - `check_iteration`: an implementer's worktree against the revision it started from, before it
-  commits; the deletion limit is `max_deletions_per_iteration`.
+  commits; `deletions` measures what it destroys (`app.guards.destruction`): lines removed
+  without replacement, bounded by `max_deletions_per_iteration`, and long files rewritten.
 
 Every entry point returns a `GuardResult`; bad input raises `UserError`/`ConfigError`.
 """
@@ -55,6 +56,7 @@ def evaluate(
         max_deleted_lines=guards.max_deletions_per_iteration
         if iteration
         else guards.max_deleted_lines,
+        iteration=iteration,
         surface=SurfacePatterns(guards.effective_test_infrastructure())
         if guards.test_infrastructure
         else None,

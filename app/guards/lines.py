@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from app.guards.changes import Line
+from app.guards.changes import Line, is_telling
 
 # git's own heuristic: a NUL byte in the first 8000 bytes makes a blob binary.
 _BINARY_PROBE = 8000
@@ -61,6 +61,7 @@ class LineDelta:
     removed: tuple[Line, ...]
     old_count: int | None  # None when the old side is binary (it has no lines to lose)
     new_count: int | None
+    old_telling: int | None  # of old_count, the lines that say something (`is_telling`)
     added_bytes: int
     removed_bytes: int
 
@@ -79,6 +80,7 @@ def line_delta(old: bytes | None, new: bytes | None) -> LineDelta:
         added=tuple(Line(number, _text(raw), number) for number, raw in added),
         removed=tuple(Line(number, _text(raw), anchor) for number, raw, anchor in removed),
         old_count=None if old_binary else len(old_lines),
+        old_telling=None if old_binary else sum(is_telling(_text(raw)) for raw in old_lines),
         new_count=None if new_binary else len(new_lines),
         added_bytes=sum(len(raw) + 1 for _, raw in added),
         removed_bytes=sum(len(raw) + 1 for _, raw, _ in removed),

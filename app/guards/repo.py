@@ -330,6 +330,7 @@ def _with_content(entry: RawEntry, blobs: Mapping[str, bytes]) -> tuple[FileChan
         removed=delta.removed,
         old_line_count=_line_count(old_text, entry.old_mode, delta.old_count),
         new_line_count=_line_count(new_text, entry.new_mode, delta.new_count),
+        old_telling_count=_line_count(old_text, entry.old_mode, delta.old_telling),
         link_target=target,
         binary_bytes=binary_bytes,
         strings=printable_runs(new_text, old_text) if binary and new_text is not None else (),

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import pathspec
 
 from app.guards.changes import ChangeSet, FileChange, Line
+from app.guards.runner_sections import FILES, runner_change
 from app.repo_config import DEFAULT_TEST_INFRASTRUCTURE
 
 _MAKEFILES = frozenset({"makefile", "gnumakefile", "justfile"})
@@ -262,10 +263,6 @@ def _restated(text: str, removed: Sequence[Line]) -> bool:
 
 # ---- the harness's reading (app.loop.landing): any change to the surface needs the label ----
 
-_PROJECT_SECTIONS = {
-    "pyproject.toml": re.compile(r"^\s*\[tool\.(pytest|coverage|tox|hatch\.envs)", re.M),
-    "setup.cfg": re.compile(r"^\s*\[(tool:pytest|pytest|coverage:)", re.M),
-}
 _PACKAGE_KEYS = ("scripts", "jest", "mocha", "ava", "vitest", "c8", "nyc")
 
 
@@ -279,7 +276,8 @@ def surface_reason(
 ) -> str | None:
     """Why changing `path` changes how the suite runs, or None. `read(rev, path)` gives a file's
     text at "base" or "head" (None when absent); `test_dirs` are directories holding tests.
-    A project file shared with other tools counts only where its test sections changed."""
+    A project file shared with other tools (`runner_sections.FILES`) counts only where its
+    runner sections changed: a version bump in `[project]` is no change to how the suite runs."""
     surface = patterns or SurfacePatterns(DEFAULT_TEST_INFRASTRUCTURE)
     kind = surface_kind(path, surface, test_command, test_dirs=test_dirs)
     if kind is None:
@@ -293,12 +291,8 @@ def surface_reason(
         return "the test command runs it"
     if lower.endswith(".pth"):
         return "a .pth file runs code at every Python start"
-    pattern = _PROJECT_SECTIONS.get(lower)
-    if pattern is not None:
-        texts = [read(rev, path) or "" for rev in ("base", "head")]
-        if any(pattern.search(text) for text in texts):
-            return f"{name} holds the test runner's configuration"
-        return None
+    if lower in FILES:
+        return runner_change(name, read("base", path), read("head", path))
     if lower == "package.json":
         sections = [_package_sections(read(rev, path)) for rev in ("base", "head")]
         if sections[0] != sections[1]:

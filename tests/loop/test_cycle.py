@@ -82,17 +82,24 @@ def test_a_rewrite_of_a_long_file_is_refused_every_iteration_and_the_file_stays(
     result = loop.run("Rewrite INSTALL.md to be clearer.")
     assert result.outcome == "blocked" and result.branch is None
     assert result.tests == "not-run"
-    assert [(n, r.rule, r.path) for n, r in result.refusals] == [
-        (1, "deletions", None), (2, "deletions", None), (3, "deletions", None),
+    # 256 lines become 200 others: 56 removed without replacement, and not one line kept.
+    assert [(n, r.rule, r.path, r.reason) for n, r in result.refusals] == [
+        (n, "deletions", "INSTALL.md", reason) for n in (1, 2, 3) for reason in (
+            "56 of 256 lines removed without replacement, over the limit of 5",
+            "rewritten: 0% of its 256 lines kept (0 of the 256 that say something), under the "
+            "25% one iteration must keep of a file",
+        )
     ]  # fmt: skip
     assert (loop.repo.path / "INSTALL.md").read_text() == INSTALL
     assert loop.repo.git("branch", "--list", "ourobot/*") == ""
     # The blocked explanation names the guard rule that refused the iterations, and why.
     assert result.reason.startswith("no passing, earned result within 3 iteration(s); ")
-    assert "every iteration was refused by the guards: deletions (" in result.reason
-    assert "256 lines deleted, over the limit of 5" in result.reason
+    assert "every iteration was refused by the guards: deletions (INSTALL.md: 56 of 256 lines " in (
+        result.reason
+    )
     for prompt in loop.prompts()[1:]:
-        assert "256 lines deleted, over the limit of 5" in prompt
+        assert "INSTALL.md: 56 of 256 lines removed without replacement, over the limit" in prompt
+        assert "INSTALL.md: rewritten: 0% of its 256 lines kept" in prompt
         assert "### APPEND:" in prompt and "none of its edits were applied" in prompt
     assert "Install step 256" in loop.prompts()[2]  # shown again, whole
 

@@ -46,7 +46,6 @@ def reason(
         "conftest.py",
         "tests/conftest.py",
         "pytest.ini",
-        "tox.ini",
         "jest.config.js",
         "vitest.config.ts",
         ".mocharc.yml",
@@ -68,17 +67,29 @@ def test_what_the_test_command_calls_is_the_surface():
     assert reason("Makefile", "pytest -q") is None
 
 
-def test_project_files_are_the_surface_when_they_hold_runner_settings():
-    pytest_section = "[tool.pytest.ini_options]\naddopts = '-q'\n"
+def test_project_files_are_the_surface_where_a_change_touches_their_runner_sections():
+    pytest_section = "[project]\nversion = '1.0'\n\n[tool.pytest.ini_options]\naddopts = '-q'\n"
     assert reason("pyproject.toml", head={"pyproject.toml": pytest_section}) is not None
     assert reason("pyproject.toml", base={"pyproject.toml": pytest_section}) is not None
-    deps = "[project]\ndependencies = []\n"
-    plain = {"pyproject.toml": deps}
-    assert reason("pyproject.toml", base=plain, head=plain) is None
+    bumped = {"pyproject.toml": pytest_section.replace("1.0", "1.1")}
+    assert reason("pyproject.toml", base={"pyproject.toml": pytest_section}, head=bumped) is None
+    plugin_off = {"pyproject.toml": pytest_section.replace("-q", "-q -p no:randomly")}
+    assert reason("pyproject.toml", base={"pyproject.toml": pytest_section}, head=plugin_off) == (
+        "pyproject.toml: [tool.pytest.ini_options] changed, where the test runner's "
+        "configuration is read"
+    )
+    envs = "[tox]\nenvlist = py311\n\n[testenv]\ncommands = pytest\n\n[flake8]\nignore = E1\n"
+    lint = {"tox.ini": envs.replace("E1", "E2")}
+    assert reason("tox.ini", base={"tox.ini": envs}, head=lint) is None
+    skipping = {"tox.ini": envs.replace("commands = pytest", "commands = true")}
+    assert reason("tox.ini", base={"tox.ini": envs}, head=skipping) is not None
+    assert reason("setup.cfg", base={"setup.cfg": "[metadata\n"}, head={"setup.cfg": ""})
     scripts = '{"scripts": {"test": "jest"}, "dependencies": {}}'
-    skipping = '{"scripts": {"test": "jest || true"}, "dependencies": {}}'
+    skipping_json = '{"scripts": {"test": "jest || true"}, "dependencies": {}}'
     more_deps = '{"scripts": {"test": "jest"}, "dependencies": {"x": "1"}}'
-    assert reason("package.json", base={"package.json": scripts}, head={"package.json": skipping})
+    assert reason(
+        "package.json", base={"package.json": scripts}, head={"package.json": skipping_json}
+    )
     assert (
         reason("package.json", base={"package.json": scripts}, head={"package.json": more_deps})
         is None

@@ -1,0 +1,106 @@
+"""Which sections of a project file shared with other tools a change touched, and whether one of
+them configures the test run.
+
+`pyproject.toml`, `setup.cfg` and `tox.ini` hold the runner's settings beside a project's
+version, dependencies and linters. A version bump is not runner configuration; `addopts = -p
+no:randomly` is. Both sides are parsed (`tomllib`, `configparser`) and compared section by
+section, so what decides is what the tools read, not which lines moved: a comment or a
+reordering changes nothing. A side that does not parse cannot be judged by section: the change
+counts (fail closed).
+
+The runner sections: pytest's (`[tool.pytest]` and `[tool.pytest.ini_options]`, `[pytest]`,
+`[tool:pytest]`), tox's (`[tool.tox]`, `[tox]`, `[tox:*]`, `[testenv]`, `[testenv:*]`), hatch's
+environments (`[tool.hatch.envs.*]`, where `hatch test` and its scripts are defined) and
+coverage's (`[tool.coverage.*]`, `[coverage:*]`: its `fail_under` fails a run that passed).
+In an INI file, `[DEFAULT]` is read into every section, so a change there reaches them too.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import tomllib
+from typing import Any
+
+# Tables of pyproject.toml, as key paths under its root.
+_TOML_TABLES = (
+    ("tool", "pytest"),
+    ("tool", "tox"),
+    ("tool", "hatch", "envs"),
+    ("tool", "coverage"),
+)
+# Sections of setup.cfg and tox.ini (fnmatch patterns, case-sensitive as the tools read them).
+_INI_SECTIONS = ("pytest", "tool:pytest", "tox", "tox:*", "testenv", "testenv:*", "coverage:*")
+FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
+# A parser's complaint can quote the file: this much of it is shown.
+_SHOWN = 160
+
+
+class Unparsable(ValueError):
+    """A side of the file that its tools could not read either."""
+
+
+def runner_change(name: str, base: str | None, head: str | None) -> str | None:
+    """Why the change of the project file `name` (`FILES`; each side's text, None when absent)
+    changes how the test run is configured, or None when it leaves the runner sections alone."""
+    toml = name.casefold() == "pyproject.toml"
+    try:
+        old, new = (_toml(text) if toml else _ini(text) for text in (base, head))
+    except Unparsable as exc:
+        return f"{name} does not parse ({exc}), so it cannot be read section by section"
+    names = dict.fromkeys([*old, *new])
+    changed = [section for section in names if old.get(section) != new.get(section)]
+    if not changed:
+        return None
+    shown = ", ".join(f"[{section}]" for section in changed[:3])
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return f"{name}: {shown}{more} changed, where the test runner's configuration is read"
+
+
+def _toml(text: str | None) -> dict[str, Any]:
+    """The runner tables a pyproject.toml holds, by dotted name: one per sub-table, so that a
+    change names `[tool.coverage.report]` rather than all of coverage."""
+    try:
+        data = tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError as exc:
+        raise Unparsable(str(exc)[:_SHOWN]) from exc
+    found: dict[str, Any] = {}
+    for path in _TOML_TABLES:
+        table = _lookup(data, path)
+        if table is None:
+            continue
+        name = ".".join(path)
+        if not isinstance(table, dict):
+            found[name] = table
+            continue
+        plain = {key: value for key, value in table.items() if not isinstance(value, dict)}
+        if plain:
+            found[name] = plain
+        found.update(
+            (f"{name}.{key}", value) for key, value in table.items() if isinstance(value, dict)
+        )
+    return found
+
+
+def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> Any:
+    table: Any = data
+    for key in path:
+        table = table.get(key) if isinstance(table, dict) else None
+    return table
+
+
+def _ini(text: str | None) -> dict[str, Any]:
+    """The runner sections of an INI file, each as the values its tools read (`[DEFAULT]`'s
+    included, interpolation left alone). Duplicate sections or keys do not parse, as for tox."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # `Addopts` is not `addopts` to pytest
+    try:
+        parser.read_string(text or "")
+    except configparser.Error as exc:
+        first = exc.message.splitlines()[0] if exc.message else type(exc).__name__
+        raise Unparsable(first[:_SHOWN]) from exc
+    return {
+        section: dict(parser.items(section, raw=True))
+        for section in parser.sections()
+        if any(fnmatch.fnmatchcase(section, pattern) for pattern in _INI_SECTIONS)
+    }
