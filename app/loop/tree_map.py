@@ -1,6 +1,7 @@
 """The repository map a model is shown: every tracked path counts, none is cut by depth.
 
-Paths are listed most relevant first (the ranking's score, then the shallowest) as long as
+Paths are listed most relevant first (the ranking's score, then the shallowest, each folder
+taking its turn) as long as
 the listing fits its budget; every path left out is counted under its folder (folders rolled
 up into their parents when there are too many to name), and the map ends by saying how many
 paths it did not list. Pure functions over paths, sizes and scores.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 MAP_MAX_CHARS = 10_000
 # At most this share of the map goes to counting what it does not list.
@@ -22,7 +23,7 @@ def repo_map(sizes: Mapping[str, int], scores: Mapping[str, float], max_chars: i
     listed first; an empty repository says so."""
     if not sizes:
         return "(The repository has no files.)\n"
-    order = sorted(sizes, key=lambda p: (-scores.get(p, 0.0), p.count("/"), p))
+    order = sorted(sizes, key=_priority(sizes, scores))
     low, high = 0, min(len(order), max_chars // 10 + 1)  # a listed line is longer than 10
     while low < high:  # the longest prefix of `order` whose map fits
         middle = (low + high + 1) // 2
@@ -31,6 +32,20 @@ def repo_map(sizes: Mapping[str, int], scores: Mapping[str, float], max_chars: i
         else:
             high = middle - 1
     return _render(order[:low], order[low:], sizes, max_chars)
+
+
+def _priority(
+    sizes: Mapping[str, int], scores: Mapping[str, float]
+) -> Callable[[str], tuple[float, int, int, str]]:
+    """Best score first; among equals the shallowest, and each folder's first files before
+    any folder's later ones, so a map that cannot list everything still shows every corner."""
+    place: dict[str, int] = {}
+    seen: Counter[str] = Counter()
+    for path in sorted(sizes):
+        folder = posixpath.dirname(path)
+        place[path] = seen[folder]
+        seen[folder] += 1
+    return lambda p: (-scores.get(p, 0.0), p.count("/"), place[p], p)
 
 
 def _render(listed: Sequence[str], omitted: Sequence[str], sizes: Mapping[str, int],
