@@ -29,7 +29,7 @@ from app.loop.ticket import Ticket
 from app.loop.tree_map import MAP_MAX_CHARS, repo_map
 from app.repo_config import DEFAULT_PROTECTED_PATHS, RepoConfig
 from app.workspace.worktree import Workspace
-from reviewers.connectivity import ImportGraph, build_graph, import_lines
+from reviewers.connectivity import build_graph, import_lines
 from reviewers.git_source import CONSTITUTION_PATH, PROMPT_OVERRIDE_DIR, read_file_at
 from reviewers.prompts import Template, Untrusted, fence, load_template, render
 from reviewers.untrusted import MIN_SECRET_CHARS, one_line
@@ -229,7 +229,7 @@ class Context:
                     continue
                 texts[path] = text
             pinned.append(path)
-        order = ranking.order(pinned)
+        order = [path for path in ranking.order(pinned) if path in texts]  # HEAD has moved on
         shown = choose(ranking, order, texts, FILES_MAX_CHARS)
         rounds = 0
         while flagged := _with_credentials({s.path: texts[s.path] for s in shown}, self.config):
@@ -299,7 +299,7 @@ class Context:
     # ---- what the ranking reads -------------------------------------------------------------
 
     def _index(self) -> _Index:
-        """The text files at HEAD that may be shown, and their import graph (once per HEAD)."""
+        """The text files at HEAD that may be shown (read once per HEAD)."""
         head = self.ws.head()
         if self._cached_index is None or self._cached_index.head != head:
             blobs = tree_blobs(self.ws.git_raw, head)
@@ -308,18 +308,19 @@ class Context:
                 if indexable(b.path, b.size) and self.never_shown.match(b.path) is None
             ]  # fmt: skip
             texts = read_texts(self.ws.git_raw, _within(showable, INDEX_MAX_TOTAL_BYTES))
-            lines = {path: import_lines(path, text) for path, text in texts.items()}
-            graph = build_graph(lines, [b.path for b in blobs])
-            sizes = {b.path: b.size for b in blobs}
-            self._cached_index = _Index(head, sizes, texts, graph)
-            self._rankings.clear()
+            self._cached_index = _Index(head, {b.path: b.size for b in blobs}, texts)
         return self._cached_index
 
     def _ranking(self, plan: str | None) -> Ranking:
-        index = self._index()
+        """The files ranked against the ticket (and plan), with their import graph: once per
+        cycle, on the files as the first call finds them. Later iterations show what the
+        branch changed first, so the order the ticket gave stays the right one after it."""
         query = self.ticket.text + ("\n" + plan[:PLAN_MAX_CHARS] if plan else "")
         if query not in self._rankings:
-            self._rankings[query] = rank_files(query, index.texts, index.graph)
+            index = self._index()
+            lines = {path: import_lines(path, text) for path, text in index.texts.items()}
+            graph = build_graph(lines, index.sizes)
+            self._rankings[query] = rank_files(query, index.texts, graph)
         return self._rankings[query]
 
     def _read_text(self, path: str) -> str | None:
@@ -334,7 +335,6 @@ class _Index:
     head: str
     sizes: dict[str, int]
     texts: dict[str, str]
-    graph: ImportGraph
 
 
 def _within(blobs: Sequence[Blob], max_bytes: int) -> list[Blob]:
