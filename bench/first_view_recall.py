@@ -34,12 +34,12 @@ from pathlib import Path
 
 import bm25s
 
+from app.loop.context import FILES_MAX_CHARS
 from app.loop.first_view import FILE_OVERHEAD, first_view, indexable
-from app.loop.head_files import read_texts, tree_blobs
+from app.loop.head_files import GitRaw, read_texts, tree_blobs
 from app.loop.ranking import is_code_path, is_test_path
 from reviewers.connectivity import ImportGraph, build_graph, import_lines
 
-FILES_MAX_CHARS = 60_000  # app.loop.context.FILES_MAX_CHARS, the implementer's files budget
 MAX_SOURCE_FILES = 8
 ENV_REPOS = "OUROBOT_BENCH_VIEW_REPOS"
 _TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*-by: .*$|^(Closes|Fixes|Refs|See): .*$", re.MULTILINE)
@@ -73,10 +73,12 @@ class Commit:
     changed: tuple[str, ...]  # source files at the parent that the commit changed
 
 
-def git_raw_for(repo: Path):  # type: ignore[no-untyped-def]
+def git_raw_for(repo: Path) -> GitRaw:
     """A `head_files.GitRaw` over a plain git command in `repo`."""
 
-    def git_raw(*args: str, ok: Sequence[int] = (0,), stdin: bytes | None = None):  # type: ignore[no-untyped-def]
+    def git_raw(
+        *args: str, ok: Sequence[int] = (0,), stdin: bytes | None = None
+    ) -> tuple[int, bytes]:
         proc = subprocess.run(
             ["git", "-C", str(repo), *args], input=stdin, capture_output=True, check=False
         )
@@ -187,13 +189,16 @@ def share(part: int, whole: int) -> str:
 
 def row(label: str, tally: Tally) -> str:
     seen = tally.view_whole + tally.view_excerpt
-    ratio = f"{tally.view_whole / tally.bm25_whole:5.2f}x" if tally.bm25_whole else "    -"
+    ratios = [
+        f"{part / tally.bm25_whole:.2f}x" if tally.bm25_whole else "-"
+        for part in (tally.view_whole, seen)
+    ]
     per_commit = tally.seconds / max(1, tally.commits)
     shares = [tally.view_whole, tally.view_excerpt, seen, tally.bm25_whole]
     return (
         f"{label:<28} {tally.commits:>7} {tally.changed:>7}  "
         + "  ".join(share(part, tally.changed) for part in shares)
-        + f"  {ratio}  {per_commit:9.2f}s"
+        + f"  {ratios[0]:>10}  {ratios[1]:>11}  {per_commit:7.2f}s"
     )
 
 
@@ -211,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(
         f"{'repository':<28} {'commits':>7} {'changed':>7}  {'whole':>6}  {'excerpt':>6}"
-        f"  {'either':>6}  {'BM25':>6}  {'ratio':>6}  {'view/commit':>7}"
+        f"  {'either':>6}  {'BM25':>6}  {'whole/BM25':>6}  {'either/BM25':>6}  {'s/commit':>6}"
     )
     total = Tally()
     for repo in repos:
@@ -225,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         total.add(tally)
         print(row(repo_label(repo), tally))
     print(row("all", total))
-    print("whole/excerpt/either: the first view; BM25: plain BM25, whole files; ratio: whole/BM25")
+    print("whole, excerpt, either: the first view's recall; BM25: plain BM25's (whole files)")
     return 0
 
 

@@ -3,11 +3,12 @@
 The system prompt is the role's template (`prompts/implementer.md`, `prompts/planner.md`, or a
 repository's override under `.github/ourobot/prompts/` at the base) with the project's name,
 description and constitution; it is the same for every iteration of a cycle. The input message
-holds the ticket, the plan, a capped map of the repository, the relevant files and the last
-feedback.
+holds the ticket, the plan, the repository map and the files of the first view (ranked against
+the ticket: `app.loop.first_view`, `app.loop.tree_map`) and the last feedback.
 
 Files are read from git at the worktree's HEAD (never through the filesystem: a committed
-symlink could point anywhere on the host), whole or not at all. A file is never shown when a
+symlink could point anywhere on the host), whole or, when too large, by their relevant parts
+with line numbers. A protected file is never read for the ranking, and never shown when a
 protected pattern covers it (`.env`, keys, `secrets/**` and the rest) or the guards' secret rule
 finds a credential in it; every known secret value is redacted from whatever is shown, and
 untrusted text is fenced and stripped of hidden content.
@@ -39,7 +40,8 @@ FILES_MAX_CHARS = 60_000
 FEEDBACK_MAX_CHARS = 12_000
 PLAN_MAX_CHARS = 8_000
 # Every file the first view may rank is read; past this many bytes, the deepest are left out.
-INDEX_MAX_TOTAL_BYTES = 64 * 1024 * 1024
+# (Ranking costs about a quarter of a second per megabyte of text.)
+INDEX_MAX_TOTAL_BYTES = 32 * 1024 * 1024
 # Files found holding a credential are withheld and the room refilled at most this often.
 MAX_CREDENTIAL_ROUNDS = 3
 # The files ranked next after the budget is spent are named, up to this many.

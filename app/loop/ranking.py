@@ -82,10 +82,6 @@ class Query:
 
     weights: Mapping[str, float]
 
-    @property
-    def terms(self) -> frozenset[str]:
-        return frozenset(self.weights)
-
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Stemmer.Stemmer:
