@@ -55,7 +55,9 @@ CODE_SUFFIXES = frozenset({
 })  # fmt: skip
 TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs"})
 
-_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+# Identifiers, and numbers of two digits or more: a version, a status code or an RFC number
+# in a ticket is as telling as a name.
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[0-9]{2,}")
 _HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _DEFINITION = re.compile(
     r"^[ \t]*(?:export[ \t]+)?(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?"
@@ -92,7 +94,7 @@ def _stemmer() -> Stemmer.Stemmer:
 def _split(identifier: str) -> tuple[tuple[str, ...], str | None]:
     """An identifier's stemmed words, and the identifier lowercased when it is compound."""
     words = [w.lower() for piece in identifier.split("_") for w in _HUMP.findall(piece)]
-    kept = [w for w in words if len(w) > 1 and not w.isdigit() and w not in _NOISE]
+    kept = [w for w in words if len(w) > 1 and w not in _NOISE]
     stems = tuple(_stemmer().stemWords(kept)) if kept else ()
     return stems, (identifier.strip("_").lower() if len(words) > 1 else None)
 
