@@ -23,6 +23,11 @@ IMPORT_PATTERN = (
     r"|\brequire[[:space:]]*\(|^[[:space:]]*export[[:space:]].*[[:space:]]from[[:space:]]"
 )
 
+# The same lines, for a text already read (the implementer's first view reads whole files).
+_IMPORT_LINE = re.compile(
+    r"^\s*(import\s|from\s.*\simport\b)|\brequire\s*\(|^\s*export\s.*\sfrom\s"
+)
+
 _SRC_ROOTS = frozenset({"src", "lib", "python"})
 _PY_IMPORT = re.compile(r"\s*import\s+(.+)")
 _PY_FROM = re.compile(r"\s*from\s+(\.*)([\w.]*)\s+import\s+(.+)")
@@ -47,6 +52,13 @@ class ImportGraph:
 
     def degree(self, path: str) -> int:
         return len(self.links.get(path, ()))
+
+
+def import_lines(path: str, text: str) -> list[str]:
+    """The lines of a source file that `IMPORT_PATTERN` finds (none for other files)."""
+    if not path.endswith((*PYTHON_SUFFIXES, *JS_SUFFIXES)):
+        return []
+    return [line for line in text.splitlines() if _IMPORT_LINE.search(line)]
 
 
 def build_graph(import_lines: Mapping[str, Sequence[str]], paths: Iterable[str]) -> ImportGraph:

@@ -3,11 +3,12 @@
 The system prompt is the role's template (`prompts/implementer.md`, `prompts/planner.md`, or a
 repository's override under `.github/ourobot/prompts/` at the base) with the project's name,
 description and constitution; it is the same for every iteration of a cycle. The input message
-holds the ticket, the plan, a capped map of the repository, the relevant files and the last
-feedback.
+holds the ticket, the plan, the repository map and the files of the first view (ranked against
+the ticket: `app.loop.first_view`, `app.loop.tree_map`) and the last feedback.
 
 Files are read from git at the worktree's HEAD (never through the filesystem: a committed
-symlink could point anywhere on the host), whole or not at all. A file is never shown when a
+symlink could point anywhere on the host), whole or, when too large, by their relevant parts
+with line numbers. A protected file is never read for the ranking, and never shown when a
 protected pattern covers it (`.env`, keys, `secrets/**` and the rest) or the guards' secret rule
 finds a credential in it; every known secret value is redacted from whatever is shown, and
 untrusted text is fenced and stripped of hidden content.
@@ -23,25 +24,33 @@ from pathlib import Path
 from app.guards import ChangeSet, FileChange, Line, evaluate
 from app.guards.paths import ProtectedPaths
 from app.loop.caging import SECRET_FILE_PATTERNS
+from app.loop.first_view import Ranking, Shown, choose, indexable, rank_files
+from app.loop.head_files import BINARY_PROBE_BYTES, Blob, read_texts, tree_blobs
 from app.loop.ticket import Ticket
+from app.loop.tree_map import MAP_MAX_CHARS, repo_map
 from app.repo_config import DEFAULT_PROTECTED_PATHS, RepoConfig
 from app.workspace.worktree import Workspace
+from reviewers.connectivity import build_graph, import_lines
 from reviewers.git_source import CONSTITUTION_PATH, PROMPT_OVERRIDE_DIR, read_file_at
 from reviewers.prompts import Template, Untrusted, fence, load_template, render
 from reviewers.untrusted import MIN_SECRET_CHARS, one_line
 
 MAX_SECRET_FILE_BYTES = 256 * 1024
-MAP_MAX_PATHS = 400
 FILES_MAX_CHARS = 60_000
 FEEDBACK_MAX_CHARS = 12_000
 PLAN_MAX_CHARS = 8_000
-_PATH_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+|[A-Za-z0-9_][\w./-]*/[\w.-]+")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_CODE_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{2,})\(")
-_BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_.]{2,})`")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-MAX_IDENTIFIERS = 10
-MAX_FILES_PER_IDENTIFIER = 10
+# Every file the first view may rank is read; past this many bytes, the deepest are left out.
+# (Ranking costs about a quarter of a second per megabyte of text.)
+INDEX_MAX_TOTAL_BYTES = 32 * 1024 * 1024
+# Files found holding a credential are withheld and the room refilled at most this often.
+MAX_CREDENTIAL_ROUNDS = 3
+# The files ranked next after the budget is spent are named, up to this many.
+MAX_NEXT_NAMED = 10
+# A path as a ticket writes it: `pkg/mod.py`, `docs/`, and dotfiles such as `.env`.
+_PATH_TOKEN = re.compile(
+    r"\.?[A-Za-z0-9_][A-Za-z0-9_./-]*\.[A-Za-z0-9]+|[A-Za-z0-9_][\w./-]*/[\w.-]+"
+    r"|(?<![\w/.])\.[A-Za-z0-9_][\w.-]*"
+)
 
 IMPLEMENTER_INPUT = Template(
     name="implementer-input",
@@ -167,6 +176,8 @@ class Context:
         # What a secret file holds must not reach a model by another way either (a test that
         # prints .env, a source file that copied a value): its values are redacted everywhere.
         self.secrets = (*self.secrets, *secret_file_values(workspace))
+        self._cached_index: _Index | None = None
+        self._rankings: dict[str, Ranking] = {}
 
     # ---- the system prompts -----------------------------------------------------------------
 
@@ -202,7 +213,7 @@ class Context:
                 "TICKET": Untrusted("ticket", self.ticket.text),
                 "PLAN": Untrusted("plan", plan[:PLAN_MAX_CHARS]) if plan else "(No plan.)",
                 "MAP": self.repo_map(),
-                "FILES": self.files(focus),
+                "FILES": self._files(focus, plan),
                 "FEEDBACK": feedback or "(None yet: this is your first answer.)",
             },
             secrets=self.secrets,
@@ -243,52 +254,86 @@ class Context:
         )
 
     def repo_map(self) -> str:
+        """Every tracked path counted: the ones the ticket ranks highest listed first, within
+        the map's budget, the rest counted by folder."""
         sizes = self.ws.tree_sizes()
-        paths = sorted(sizes, key=lambda path: (path.count("/"), path))
-        shown = paths[:MAP_MAX_PATHS]
-        listing = "\n".join(f"{path} ({sizes[path]:,} bytes)" for path in sorted(shown))
-        more = len(paths) - len(shown)
-        if more > 0:
-            listing += f"\n... and {more} more files not listed"
-        return fence(Untrusted("repository-map", listing + "\n", "code"), secrets=self.secrets)
+        listing = repo_map(sizes, self._ranking(None).scores(), MAP_MAX_CHARS)
+        return fence(Untrusted("repository-map", listing, "code"), secrets=self.secrets)
 
     def files(self, focus: Sequence[str]) -> str:
-        """The focus files at HEAD, whole, within the budget; the rest named as not shown."""
-        sizes = self.ws.tree_sizes()
-        candidates = [p for p in dict.fromkeys(focus) if p in sizes]
-        texts: dict[str, str] = {}
+        """The focus files first, then the ranking's, within the budget: whole when they fit,
+        else their relevant parts with line numbers; withheld ones named as not shown."""
+        return self._files(focus, None)
+
+    def _files(self, focus: Sequence[str], plan: str | None) -> str:
+        index = self._index()
+        ranking = self._ranking(plan)
         withheld: list[str] = []
-        for path in candidates:
+        texts = dict(index.texts)
+        pinned: list[str] = []
+        for path in dict.fromkeys(focus):
             if self.never_shown.match(path) is not None:
-                withheld.append(f"{path}: not shown (a protected file)")
+                if path in index.sizes:
+                    withheld.append(f"{one_line(path, 300)}: not shown (a protected file)")
                 continue
-            data = self.ws.read_at("HEAD", path)
-            if data is None or b"\0" in data:
-                continue
-            texts[path] = data.decode("utf-8", "replace")
-        for path in _with_credentials(texts, self.config):
-            del texts[path]
-            withheld.append(f"{path}: not shown (it may hold a credential)")
-        parts: list[str] = []
-        budget = FILES_MAX_CHARS
-        for path, text in texts.items():
-            lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-            name = one_line(path, 300)
-            if len(text) > budget:
-                withheld.append(f"{name}: {lines} lines, not shown (too large for the context): "
-                                "change it with REPLACE or APPEND, never rewrite it")  # fmt: skip
-                continue
-            budget -= len(text)
-            block = fence(Untrusted("file", text, "code"), secrets=self.secrets)
-            parts.append(f"File {name} ({lines} lines):\n{block}")
+            if path not in texts:
+                text = self._read_text(path)
+                if text is None:
+                    continue
+                texts[path] = text
+            pinned.append(path)
+        order = [path for path in ranking.order(pinned) if path in texts]  # HEAD has moved on
+        shown = choose(ranking, order, texts, FILES_MAX_CHARS)
+        rounds = 0
+        while flagged := _with_credentials({s.path: texts[s.path] for s in shown}, self.config):
+            # Every file shown has been checked: a withheld one frees room for the next one,
+            # which is checked in turn (a few rounds, then the room stays unused).
+            withheld.extend(f"{one_line(p, 300)}: not shown (it may hold a credential)"
+                            for p in flagged)  # fmt: skip
+            order = [path for path in order if path not in flagged]
+            rounds += 1
+            if rounds < MAX_CREDENTIAL_ROUNDS:
+                shown = choose(ranking, order, texts, FILES_MAX_CHARS)
+            else:
+                shown = [s for s in shown if s.path not in flagged]
+        return self._render_files(shown, withheld, order)
+
+    def _render_files(
+        self, shown: Sequence[Shown], withheld: list[str], order: Sequence[str]
+    ) -> str:
+        parts = [self._render_one(item) for item in shown]
+        shown_paths = {item.path for item in shown}
+        left = [path for path in order if path not in shown_paths]
+        for path in left[:MAX_NEXT_NAMED]:
+            withheld.append(f"{one_line(path, 300)}: ranked next, not shown (the files budget)")
+        if len(left) > MAX_NEXT_NAMED:
+            withheld.append(
+                f"{len(left) - MAX_NEXT_NAMED} more files match the ticket's words less well"
+            )
         if withheld:
             parts.append("Not shown:\n" + "\n".join(f"- {line}" for line in withheld))
-        return "\n\n".join(parts) if parts else "(No file was selected for this ticket.)"
+        return "\n\n".join(parts) if parts else "(No file matched this ticket: see the map.)"
+
+    def _render_one(self, item: Shown) -> str:
+        name = one_line(item.path, 300)
+        block = fence(Untrusted("file", item.text, "code"), secrets=self.secrets)
+        if item.excerpt is None:
+            return f"File {name} ({item.lines} lines):\n{block}"
+        which = (
+            "the lines that define something (no line matched the ticket's words)"
+            if item.excerpt.outline
+            else f"lines {item.excerpt.span_text()}"
+        )
+        return (
+            f"File {name} ({item.lines} lines), too large to show whole: its parts, {which}. "
+            "The number before each line is its line number, not part of the file. Read the "
+            f"rest with a command (`sed -n '120,180p' {name}`, `grep -n WORD {name}`); a "
+            f"REPLACE quotes the file's exact text, without the numbers.\n{block}"
+        )
 
     def _focus(self, plan: str | None, feedback: str) -> list[str]:
-        """Files worth showing, most relevant first: what the branch changed, what the
-        feedback and the ticket (and plan) name, files named like the ticket's words, and
-        the tests that go with them."""
+        """Files shown before the ranking's: what the branch changed, what the feedback and
+        the ticket (and plan) name, and the tests that go with them."""
         tracked = self.ws.tree_sizes()
         by_name: dict[str, list[str]] = {}
         for path in tracked:
@@ -297,14 +342,6 @@ class Context:
         focus = list(changed)
         for text in (feedback, self.ticket.text, plan or ""):
             focus.extend(_named_paths(text, tracked, by_name))
-        words = {word.casefold() for word in _WORD.findall(self.ticket.text)}
-        for path in sorted(tracked, key=lambda p: (p.count("/"), p)):
-            stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
-            if stem in words and stem not in {"test", "tests", "readme"}:
-                focus.append(path)
-        focus.extend(self._defining(self.ticket.text + "\n" + (plan or "")))
-        if sum(tracked.values()) <= FILES_MAX_CHARS // 2:
-            focus.extend(sorted(tracked, key=lambda p: (p.count("/"), p)))  # a small repository
         related = []
         for path in focus:
             stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
@@ -312,22 +349,56 @@ class Context:
                 related.extend(by_name.get(name, []))
         return list(dict.fromkeys([*focus, *related]))
 
-    def _defining(self, text: str) -> list[str]:
-        """Files at HEAD that mention the identifiers the text names as code (`name(` or in
-        backticks), most mentioned identifiers first."""
-        names = list(dict.fromkeys(_CODE_NAME.findall(text) + _BACKTICKED.findall(text)))
-        found: list[str] = []
-        for name in names[:MAX_IDENTIFIERS]:
-            if not _IDENTIFIER.fullmatch(name):
-                continue
-            code, out = self.ws.git_raw(
-                "grep", "-l", "-w", "-F", "-I", "-z", "-e", name, "HEAD", "--", ok=(0, 1)
-            )
-            if code != 0:
-                continue
-            paths = [p.decode("utf-8", "replace").removeprefix("HEAD:") for p in out.split(b"\0")]
-            found.extend([p for p in paths if p][:MAX_FILES_PER_IDENTIFIER])
-        return found
+    # ---- what the ranking reads -------------------------------------------------------------
+
+    def _index(self) -> _Index:
+        """The text files at HEAD that may be shown (read once per HEAD)."""
+        head = self.ws.head()
+        if self._cached_index is None or self._cached_index.head != head:
+            blobs = tree_blobs(self.ws.git_raw, head)
+            showable = [
+                b for b in blobs
+                if indexable(b.path, b.size) and self.never_shown.match(b.path) is None
+            ]  # fmt: skip
+            texts = read_texts(self.ws.git_raw, _within(showable, INDEX_MAX_TOTAL_BYTES))
+            self._cached_index = _Index(head, {b.path: b.size for b in blobs}, texts)
+        return self._cached_index
+
+    def _ranking(self, plan: str | None) -> Ranking:
+        """The files ranked against the ticket (and plan), with their import graph: once per
+        cycle, on the files as the first call finds them. Later iterations show what the
+        branch changed first, so the order the ticket gave stays the right one after it."""
+        query = self.ticket.text + ("\n" + plan[:PLAN_MAX_CHARS] if plan else "")
+        if query not in self._rankings:
+            index = self._index()
+            lines = {path: import_lines(path, text) for path, text in index.texts.items()}
+            graph = build_graph(lines, index.sizes)
+            self._rankings[query] = rank_files(query, index.texts, graph)
+        return self._rankings[query]
+
+    def _read_text(self, path: str) -> str | None:
+        data = self.ws.read_at("HEAD", path)
+        if data is None or b"\0" in data[:BINARY_PROBE_BYTES]:
+            return None
+        return data.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class _Index:
+    head: str
+    sizes: dict[str, int]
+    texts: dict[str, str]
+
+
+def _within(blobs: Sequence[Blob], max_bytes: int) -> list[Blob]:
+    """The shallowest blobs whose sizes add up to at most `max_bytes`."""
+    kept: list[Blob] = []
+    used = 0
+    for blob in sorted(blobs, key=lambda b: (b.path.count("/"), b.path)):
+        if used + blob.size <= max_bytes:
+            kept.append(blob)
+            used += blob.size
+    return kept
 
 
 def secret_file_values(workspace: Workspace) -> list[str]:
@@ -358,7 +429,7 @@ def _named_paths(text: str, tracked: Iterable[str], by_name: dict[str, list[str]
     known = set(tracked)
     found: list[str] = []
     for token in _PATH_TOKEN.findall(text):
-        token = token.strip("./").rstrip(":,;)")
+        token = token.rstrip(".:,;)").removeprefix("./").lstrip("/")
         if token in known:
             found.append(token)
         elif "/" not in token and len(by_name.get(token, [])) == 1:

@@ -26,6 +26,7 @@ from typing import Any
 from app.controls.halt import Halted
 from app.loop.metering import ModelGate
 from app.loop.similarity import IssueText, Likeness, duplicate_of
+from app.loop.tree_map import MAP_MAX_CHARS, repo_map
 from app.repo_config import RepoConfig
 from reviewers.git_source import run_git
 from reviewers.model_client import Message, ModelClient
@@ -37,7 +38,6 @@ MAX_PROPOSALS = 8
 PROPOSED_LABEL = "ourobot:proposed"
 SCOUT_MAX_TOKENS = 6000
 SCOUT_TIMEOUT_S = 300.0
-MAP_MAX_PATHS = 400
 RECENT_COMMITS = 30
 ISSUES_SHOWN = 100
 ISSUE_EXCERPT_CHARS = 500
@@ -137,12 +137,9 @@ def build_prompt(
 
 
 def _map(facts: RepoFacts, secrets: Sequence[str]) -> str:
-    paths = sorted(facts.sizes, key=lambda path: (path.count("/"), path))
-    shown = sorted(paths[:MAP_MAX_PATHS])
-    listing = "\n".join(f"{path} ({facts.sizes[path]:,} bytes)" for path in shown)
-    if len(paths) > len(shown):
-        listing += f"\n... and {len(paths) - len(shown)} more files not listed"
-    return fence(Untrusted("repository-map", listing + "\n", "code"), secrets=secrets)
+    """The implementer's map, with no ticket to rank by: every folder takes its turn."""
+    listing = repo_map(facts.sizes, {}, MAP_MAX_CHARS)
+    return fence(Untrusted("repository-map", listing, "code"), secrets=secrets)
 
 
 def _commits(facts: RepoFacts, secrets: Sequence[str]) -> str:
