@@ -232,6 +232,13 @@ def _replaced(text: str, hunks: Sequence[Hunk]) -> tuple[str, str | None]:
             ):
                 text = text[: -len(stripped)] + replace.rstrip("\r\n")
                 continue
+        if (
+            count == 0
+            and replace.strip()
+            and len(_occurrences(text, replace, at_line_start=hunk.lines)) == 1
+        ):
+            # Already applied (a model repeating the change the branch holds): nothing new.
+            continue
         if count == 0:
             return text, (
                 f"{which}the SEARCH text is not in the file; it must match the current file "

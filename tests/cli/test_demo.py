@@ -159,10 +159,10 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(demo: DemoRun):
     rows = {name: [json.loads(line) for line in text.splitlines()] for name, text in files.items()}
     assert len(rows["sandbox.jsonl"]) > summary["api_requests"]  # REST, git and control
     assert any(r["path"].endswith("/git-receive-pack") for r in rows["sandbox.jsonl"])
-    # Two review rounds (one per reviewer each); the implementer: ticket 1, its fix round, and
-    # ticket 2's four refused iterations.
+    # Two review rounds (one per reviewer each); the implementer: ticket 1 and its fix round
+    # (each a change, then DONE), and ticket 2's four refused iterations.
     models = [r["body"]["model"] for r in rows["anthropic.jsonl"]]
-    assert models.count("demo-claude") == 2 and models.count("demo-claude-implementer") == 6
+    assert models.count("demo-claude") == 2 and models.count("demo-claude-implementer") == 8
     assert len(rows["openai.jsonl"]) == 2
     everything = "".join(files.values())
     key_lines = [ln for ln in (keep / "app.pem").read_text().splitlines() if "-----" not in ln]
@@ -208,7 +208,7 @@ def test_the_operator_commands_show_the_demos_cycles_with_their_outcomes(demo: D
     # The scripted models cost nothing, and status says so rather than showing dollars.
     assert status["spend_today"]["total_micro_usd"] == 0
     assert status["spend_today"]["free_calls_by_model"] == {
-        "anthropic:demo-claude": 2, "anthropic:demo-claude-implementer": 6, "openai:demo-gpt": 2
+        "anthropic:demo-claude": 2, "anthropic:demo-claude-implementer": 8, "openai:demo-gpt": 2
     }  # fmt: skip
     assert status["spend_today"]["unpriced_micro_usd_by_model"] == {}
     patterns = {p["error_class"]: p for p in operator(demo, "patterns")["patterns"]}

@@ -16,11 +16,15 @@ pytestmark = pytest.mark.slow
 
 # The ticket describes the behaviour in words the code does not use, in a repository of many
 # files: the file to change is not in the first message, and the model has to look.
-TICKET = (
-    "Visitors are insulted instead of welcomed: salute them with Hello and their name, with a test."
-)
+TICKET = "Visitors are insulted instead of welcomed: salute them with a Hello, with a test."
 GREETING = "def greet(name):\n    return 'Go away, ' + name\n"
-FILLER = {f"pkg/module_{n:02d}.py": f"VALUE_{n} = {n}\n" * 400 for n in range(30)}
+# Files that share the ticket's words fill the first message; the one to change shares none.
+FILLER = {
+    f"pkg/visitors_{n:02d}.py": "".join(
+        f"WELCOME_{n}_{k} = 'visitors are welcomed with a salute and a hello'\n" for k in range(60)
+    )
+    for n in range(30)
+}
 
 
 def bash(command: str) -> Text:
