@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.git import is_object_id
@@ -45,7 +45,12 @@ MAX_REPORT_CHARS = 60_000  # GitHub keeps at most 65,535 characters of a check r
 OUTCOMES = ("ready", "blocked", "satisfied")
 EXECUTIONS = ("ok", "error", "timeout", "budget", "infra")
 OBJECTIVES = ("met", "unmet", "unknown")
-CONCLUSIONS = {"ready": "success", "satisfied": "neutral", "blocked": "failure"}
+Conclusion = Literal["success", "neutral", "failure"]
+CONCLUSIONS: dict[str, Conclusion] = {
+    "ready": "success",
+    "satisfied": "neutral",
+    "blocked": "failure",
+}
 MAX_TEXT = 4000
 MAX_ITEMS = 60
 

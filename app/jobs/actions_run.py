@@ -22,9 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from githubkit import GitHub
+from githubkit.utils import UNSET
 
 from app.errors import UserError
-from app.jobs.actions_contract import CHECK_NAME, CONCLUSIONS, Report, branch_for, report_text
+from app.jobs.actions_contract import (
+    CHECK_NAME,
+    CONCLUSIONS,
+    Conclusion,
+    Report,
+    branch_for,
+    report_text,
+)
 from app.jobs.actions_dispatch import blocked_summary
 from app.jobs.context import JobContext
 from app.jobs.review_inputs import Fetched, config_at_base
@@ -122,7 +130,6 @@ def publish_report(
     report, so GitHub sends the App `check_run.completed`. Its id."""
     owner, name = repo.split("/", 1)
     title, words = report_words(report)
-    extra = {"details_url": details_url} if details_url else {}
     made = github.rest.checks.create(
         owner,
         name,
@@ -130,16 +137,16 @@ def publish_report(
         head_sha=on_sha,
         status="in_progress",
         external_id=report.run_key,
+        details_url=details_url or UNSET,
         output={"title": title, "summary": words},
-        **extra,
     ).parsed_data
+    # On the base commit (no commit of its own) a blocked report does not paint it red.
+    conclusion: Conclusion = CONCLUSIONS[report.outcome] if report.head_sha else "neutral"
     github.rest.checks.update(
         owner,
         name,
         made.id,
-        status="completed",
-        # On the base commit (no commit of its own) a blocked report does not paint it red.
-        conclusion=CONCLUSIONS[report.outcome] if report.head_sha else "neutral",  # type: ignore[arg-type]
+        conclusion=conclusion,
         output={"title": title, "summary": words, "text": report_text(report)},
     )
     return int(made.id)
