@@ -102,7 +102,7 @@ def _cycle(
         return _blocked(run, base_sha, f"the repository's config at the base is invalid: {exc}")
     owner, name = run.repo.split("/", 1)
     issue = github.rest.issues.get(owner, name, run.number).parsed_data
-    if getattr(issue, "pull_request", None) is not None:
+    if getattr(issue, "pull_request", None) not in (None, UNSET):
         return _blocked(run, base_sha, f"#{run.number} is a pull request, not an issue")
     labels = [str(getattr(label, "name", label)) for label in issue.labels or []]
     ticket = issue_ticket(

@@ -384,7 +384,8 @@ class _TicketCycle:
         owner, name = self.run_.repo.split("/", 1)
         info = self.github.rest.repos.get(owner, name).parsed_data
         self.clone_url, self.default_branch = str(info.clone_url), str(info.default_branch)
-        self.labels |= set(STATE_LABELS)  # the dispatch set one of them, maybe a person others
+        issue = self.github.rest.issues.get(owner, name, self.run_.number).parsed_data
+        self.labels = {str(getattr(label, "name", label)) for label in issue.labels or []}
         self.board = StatusBoard(
             self.github,
             self.ctx.store,
