@@ -141,7 +141,7 @@ def dispatched_run(payload: Mapping[str, Any], env: Mapping[str, str]) -> Dispat
     except ReportError as exc:
         raise UserError(
             f"ourobot implement: {exc} (the App dispatches this workflow with the inputs "
-            "`ticket` and `run_key`; see docs/examples/implement-workflow.yml)"
+            "`ticket` and `run_key`; see docs/examples/cycle-workflow.yml)"
         ) from None
     run_id = env.get("GITHUB_RUN_ID", "")
     server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")

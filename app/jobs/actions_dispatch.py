@@ -66,7 +66,7 @@ def _refusal(exc: RequestFailed, workflow: str, ref: str) -> Exception:
     if status == 404:
         return DispatchRefused(
             f"GitHub found no workflow `{path}` on `{ref}` to run (`implementer.workflow`): "
-            "add it (docs/examples/implement-workflow.yml) or name the one you have"
+            "add it (docs/examples/cycle-workflow.yml) or name the one you have"
         )
     if status == 403 and "actions" in exc.response.headers.get("x-accepted-github-permissions", ""):
         return DispatchRefused(

@@ -356,7 +356,7 @@ class BudgetsConfig(_Section):
 def _workflow_file(value: str) -> str:
     if not _WORKFLOW_FILE.fullmatch(value):
         raise ValueError(
-            f"expected a file name under .github/workflows/ such as ourobot-implement.yml, "
+            f"expected a file name under .github/workflows/ such as ourobot-cycle.yml, "
             f"got {value!r}"
         )
     return value
@@ -379,7 +379,7 @@ class ImplementerConfig(_Section):
     # runner (the App dispatches `workflow` and opens the pull request from its report).
     runs_on: RunsOn = "worker"
     # With `runs_on: actions`: the workflow file (under .github/workflows/) the App dispatches.
-    workflow: WorkflowFile = "ourobot-implement.yml"
+    workflow: WorkflowFile = "ourobot-cycle.yml"
     # With `runs_on: actions`: how long after the dispatch the App waits for the run's report
     # before it blocks the ticket (from 5 minutes to a day).
     actions_timeout_s: Annotated[int, Strict(), Field(ge=300, le=86_400)] = 7200

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -36,27 +35,8 @@ from tests.jobs.loop.conftest import (
 pytestmark = pytest.mark.slow
 
 OUROBOT = str(Path(sys.executable).with_name("ourobot"))
-WORKFLOW = textwrap.dedent(
-    """\
-    name: ourobot implement
-    on:
-      workflow_dispatch:
-        inputs:
-          ticket: {description: the issue ourobot works, required: true, type: number}
-          run_key: {description: the App's key for this cycle, required: true, type: string}
-    permissions:
-      contents: write
-      checks: write
-      issues: read
-    jobs:
-      implement:
-        runs-on: ubuntu-latest
-        steps:
-          - uses: actions/checkout@v6
-          - uses: ourobot/ourobot@v0
-            with: {command: implement}
-    """
-)
+# The example the docs give: the App's dispatch must fit its inputs, the run its permissions.
+WORKFLOW = (Path(__file__).resolve().parents[3] / "docs/examples/cycle-workflow.yml").read_text()
 APP_PERMISSIONS = {
     "actions": "write",
     "checks": "write",
@@ -69,7 +49,7 @@ APP_PERMISSIONS = {
 
 def actions_files(**config: str) -> dict[str, str]:
     files = project_files(config_text(implementer="{runs_on: actions}", **config))
-    files[".github/workflows/ourobot-implement.yml"] = WORKFLOW
+    files[".github/workflows/ourobot-cycle.yml"] = WORKFLOW
     return files
 
 
@@ -85,7 +65,7 @@ def aw(sandbox, webhook_sink, fake_models, tmp_path):
 def run_the_workflow_with_ourobot(world: LoopWorld) -> None:
     """The runner stand-in runs the action's command with the workflow's secrets."""
     world.sandbox.control.set_workflow_command(
-        world.repo.owner, world.repo.name, "ourobot-implement.yml",
+        world.repo.owner, world.repo.name, "ourobot-cycle.yml",
         [OUROBOT, "action", "implement"], env=world.models.env(), timeout_s=300,
     )  # fmt: skip
 
@@ -218,7 +198,7 @@ def test_a_missing_workflow_blocks_the_ticket_naming_it(
     sandbox, webhook_sink, fake_models, tmp_path
 ):
     files = actions_files()
-    del files[".github/workflows/ourobot-implement.yml"]
+    del files[".github/workflows/ourobot-cycle.yml"]
     world = make_world(sandbox, webhook_sink, fake_models, tmp_path, files=files)
     sandbox.control.set_app_permissions(APP_PERMISSIONS)
     try:
@@ -226,7 +206,7 @@ def test_a_missing_workflow_blocks_the_ticket_naming_it(
         world.label(number, "writer")
         world.pump()
         [status] = world.bot_comments(number)
-        assert "no workflow `.github/workflows/ourobot-implement.yml`" in status.body
+        assert "no workflow `.github/workflows/ourobot-cycle.yml`" in status.body
         assert "ourobot:blocked" in world.labels(number)
     finally:
         world.store.close()
