@@ -84,6 +84,7 @@ def ticket_run(event: str, payload: Mapping[str, Any], run_id: str) -> TicketRun
         title=text_of(issue.get("title")),
         body=text_of(issue.get("body")),
         labels=tuple(label_names(issue.get("labels"))),
+        on_actions_runner=True,
     )
 
 

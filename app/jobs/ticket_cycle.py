@@ -88,6 +88,8 @@ class TicketRun:
     title: str  # the text as the triggering event carried it
     body: str
     labels: tuple[str, ...] = ()
+    # Already on the repository's Actions runner (the Action): `implementer.runs_on` is moot.
+    on_actions_runner: bool = False
 
 
 @job("ticket")
@@ -249,9 +251,8 @@ class _TicketCycle:
         self, record: CycleRecord, config: RepoConfig, base_sha: str, pulls: list[OpenPull]
     ) -> str:
         run = self.run_
-        if record.state in WAITING or (
-            record.state == "started" and config.implementer.runs_on == "actions"
-        ):
+        dispatches = config.implementer.runs_on == "actions" and not run.on_actions_runner
+        if record.state in WAITING or (record.state == "started" and dispatches):
             return self.dispatch(record, config, base_sha)
         if record.state == "started":
             self.guard()

@@ -14,7 +14,15 @@ import pytest
 from app.action.implement import run_implement_action
 from app.action.sandbox_need import annotation, restricted_by_apparmor, what_it_needs
 from reviewers.fake_servers import edits_reply
-from tests.jobs.loop.conftest import FIX, IMPLEMENTER, WITH_TEST, LoopWorld, make_world
+from tests.jobs.loop.conftest import (
+    FIX,
+    IMPLEMENTER,
+    WITH_TEST,
+    LoopWorld,
+    config_text,
+    make_world,
+    project_files,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -113,3 +121,35 @@ def test_the_sandbox_need_is_one_line_naming_the_fix(tmp_path):
     other = what_it_needs("bwrap failed: no", missing=False, restricted=False)
     assert "OUROBOT_ALLOW_UNSANDBOXED=1" in other
     assert annotation("50%\nmore") == "::error title=ourobot sandbox::50%25%0Amore"
+
+
+def test_in_the_action_runs_on_actions_is_moot_the_cycle_runs_here(
+    sandbox, webhook_sink, fake_models, tmp_path, monkeypatch
+):
+    files = project_files(config_text(implementer="{runs_on: actions}"))
+    world = make_world(sandbox, webhook_sink, fake_models, tmp_path, files=files)
+    try:
+        for name, value in world.models.env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("OUROBOT_BOT_LOGIN", world.sandbox.app.bot_login)
+        world.models.script(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
+        number = world.issue()
+        world.label(number, "writer")
+        [delivery] = [d for d in world.new_deliveries() if d.event == "issues"
+                      and d.action == "labeled"]  # fmt: skip
+        event = tmp_path / "event.json"
+        event.write_text(json.dumps(delivery.payload))
+        env = {
+            "GITHUB_EVENT_NAME": "issues",
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_API_URL": world.sandbox.url,
+            "GITHUB_TOKEN": world.sandbox.control.installation_token(world.repo.installation_id),
+            "GITHUB_RUN_ID": "78",
+            "RUNNER_TEMP": str(tmp_path / "runner"),
+        }
+        assert run_implement_action(env) == 0
+        [pull] = world.pulls()
+        assert pull.head.ref == f"ourobot/issue-{number}"
+        assert world.sandbox.control.workflow_runs("octo", "demo") == []
+    finally:
+        world.store.close()

@@ -14,10 +14,12 @@ import pytest
 from githubkit import GitHub, TokenAuthStrategy
 
 from app.controls.ledger import Ledger
+from app.handlers.routes import build_router
 from app.jobs.actions_contract import Report, branch_for
 from app.jobs.actions_overdue import sweep_waiting
 from app.jobs.actions_run import publish_report
 from app.jobs.cycle_records import CycleRecords
+from app.webhooks.embedded import EmbeddedRunner
 from reviewers.fake_servers import edits_reply
 from tests.jobs.loop.conftest import (
     APPROVE,
@@ -31,6 +33,7 @@ from tests.jobs.loop.conftest import (
     make_world,
     project_files,
 )
+from tests.plugins.processes import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -333,3 +336,24 @@ def test_the_dispatch_event_the_run_reads_carries_only_the_number_and_the_key(aw
     [run] = runs(aw)
     assert set(run["payload"]["inputs"]) == {"ticket", "run_key"}
     assert "evil" not in json.dumps(run["payload"]["inputs"])
+
+
+def test_the_embedded_runners_timer_blocks_a_run_that_ended_silent(
+    sandbox, webhook_sink, fake_models, tmp_path
+):
+    world = make_world(
+        sandbox, webhook_sink, fake_models, tmp_path, files=actions_files(),
+        sweep_interval_s=0.2, redelivery_interval_s=0.2, sweep_after_s=0.2,
+    )  # fmt: skip
+    sandbox.control.set_app_permissions(APP_PERMISSIONS)
+    runner = EmbeddedRunner(world.settings, world.store, build_router)
+    try:
+        number, run = label_and_dispatch(world)
+        runner.start()
+        sandbox.control.set_workflow_run("octo", "demo", run["id"], "completed", "cancelled")
+        wait_for(lambda: "ourobot:blocked" in world.labels(number), 30, "the ticket blocked")
+    finally:
+        runner.stop()
+        world.store.close()
+    [status] = world.bot_comments(number)
+    assert "ended (cancelled) without a report" in status.body
