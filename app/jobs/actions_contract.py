@@ -31,10 +31,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.gate.checks import CYCLE_CHECK
 from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.git import is_object_id
 
-CHECK_NAME = "ourobot/cycle"
+CHECK_NAME = CYCLE_CHECK  # never counted as CI by the merge gate
 ACTIONS_APP_SLUG = "github-actions"  # GitHub's own App: a workflow's GITHUB_TOKEN acts as it
 RUN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9:._-]{0,199}")
 INPUT_TICKET, INPUT_RUN_KEY = "ticket", "run_key"
