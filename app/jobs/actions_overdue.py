@@ -61,6 +61,8 @@ def sweep_waiting(ctx: JobContext, *, now: datetime | None = None) -> list[str]:
             continue
         except (RequestFailed, StaleLease) as exc:  # one ticket failing stops no other
             log.warning("actions sweep: %s#%d skipped: %s", record.repo, record.number, exc)
+        except Exception:
+            log.exception("actions sweep: %s#%d failed", record.repo, record.number)
     return done
 
 

@@ -322,12 +322,24 @@ class _TicketCycle:
         if record.state == "started":
             self.guard()
             record.comment_id = self.board.post(replies.ticket_dispatching(workflow, self.branch))
-            record.state = DISPATCHING
             self.records.save(record)
             self.guard()
             set_state_label(self.github, run.repo, run.number, IN_PROGRESS, self.labels)
             self.labels = (self.labels - set(STATE_LABELS)) | {IN_PROGRESS}
             self.guard()
+            # Written just before GitHub is asked: a run killed during the call finds the
+            # ticket waiting (the run may have started) with all the sweep needs to time it out.
+            record.result = waiting_detail(
+                repo=run.repo,
+                installation_id=run.installation_id,
+                workflow=workflow,
+                started=Started(None, None),
+                timeout_s=config.implementer.actions_timeout_s,
+                title=run.title,
+                base_sha=base_sha,
+            )
+            record.state = DISPATCHING
+            self.records.save(record)
             try:
                 started = dispatch_cycle(
                     self.github,
@@ -349,30 +361,13 @@ class _TicketCycle:
                 self.records.save(record)
                 return self.conclude(record, None)
             except BaseException:
-                record.state = "started"  # GitHub did not start it: the retry asks again
+                record.state, record.result = "started", None  # not started: the retry asks
                 self.records.save(record)
                 raise
-            record.result = waiting_detail(
-                repo=run.repo,
-                installation_id=run.installation_id,
-                workflow=workflow,
-                started=started,
-                timeout_s=config.implementer.actions_timeout_s,
-                title=run.title,
-                base_sha=base_sha,
-            )
+            record.result["dispatch"].update(run_id=started.run_id, run_url=started.html_url)
             record.state = DISPATCHED
             self.records.save(record)
         elif record.state == DISPATCHING:  # killed while GitHub was asked: it may have started
-            record.result = waiting_detail(
-                repo=run.repo,
-                installation_id=run.installation_id,
-                workflow=workflow,
-                started=Started(None, None),
-                timeout_s=config.implementer.actions_timeout_s,
-                title=run.title,
-                base_sha=base_sha,
-            )
             record.state = DISPATCHED
             self.records.save(record)
         detail = (record.result or {}).get("dispatch") or {}
