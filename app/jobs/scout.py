@@ -268,12 +268,7 @@ def _already_opened(
     found: dict[str, int] = {}
     for page in range(1, MAX_ISSUE_PAGES + 1):
         listed: Any = github.rest.issues.list_for_repo(  # `since` typed datetime; sent as text
-            owner,
-            name,
-            state="all",
-            creator=bot,
-            since=cast(Any, after),
-            per_page=PER_PAGE,
+            owner, name, state="all", creator=bot, since=cast(Any, after), per_page=PER_PAGE,
             page=page,
         )
         items: list[Any] = listed.parsed_data
