@@ -19,6 +19,7 @@ from typing import Any
 from celery import Celery
 
 from app.errors import ConfigError
+from app.jobs.actions_overdue import ACTIONS_SWEEP_JOB
 from app.jobs.registry import load_job_modules
 from app.settings import Settings
 from app.webhooks.recovery import REDELIVERY_JOB
@@ -116,6 +117,12 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
             "task": task_name(REDELIVERY_JOB),
             "schedule": settings.redelivery_interval_s,
             "options": {"expires": settings.redelivery_interval_s},
+        },
+        # Tickets whose Actions run will not report (implementer.runs_on: actions): blocked.
+        "actions-report-timeouts": {
+            "task": task_name(ACTIONS_SWEEP_JOB),
+            "schedule": settings.sweep_interval_s,
+            "options": {"expires": settings.sweep_interval_s},
         },
         # Sends nothing unless a repository's config sets scout.every_hours (off by default).
         "scout-schedule": {

@@ -26,7 +26,11 @@ CODE = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 def print_manifest(args: argparse.Namespace) -> int:
     manifest = build_manifest(
-        args.url, name=args.name, redirect_url=args.redirect_url, public=args.public
+        args.url,
+        name=args.name,
+        redirect_url=args.redirect_url,
+        public=args.public,
+        actions=args.actions,
     )
     if args.form:
         sys.stdout.write(manifest_form(manifest, github_url=args.github_url, org=args.org))

@@ -27,6 +27,12 @@ def register(subparsers: Any) -> None:
     )
     manifest.add_argument("--public", action="store_true", help="let other accounts install it")
     manifest.add_argument(
+        "--actions",
+        action="store_true",
+        help="also ask for the actions permission, for repositories whose cycles run on their "
+        "own Actions runners (implementer.runs_on: actions)",
+    )
+    manifest.add_argument(
         "--form", action="store_true", help="print an HTML page whose button posts the manifest"
     )
     manifest.add_argument("--org", help="with --form: create the App in this organization")

@@ -102,6 +102,22 @@ def ticket_working(branch: str) -> str:
     )
 
 
+def ticket_dispatching(workflow: str, branch: str) -> str:
+    return (
+        f"Working on this ticket on this repository's Actions runner: starting `{workflow}`, "
+        f"which works on `{branch}` and reports back. This comment is updated when it does."
+    )
+
+
+def ticket_dispatched(workflow: str, branch: str, run_url: str | None) -> str:
+    run = f"[its run]({run_url})" if run_url else "its run"
+    return (
+        f"Working on this ticket on this repository's Actions runner: `{workflow}` started "
+        f"({run}); it works on `{branch}` and reports back. This comment is updated when it "
+        "does."
+    )
+
+
 def ticket_has_pull(number: int) -> str:
     return (
         f"This ticket already has pull request #{number}. Nothing new was started; "

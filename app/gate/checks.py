@@ -24,7 +24,11 @@ from app.gate.verdict import Verdict, short
 GUARDS_CHECK = "ourobot/guards"
 REVIEW_CHECK = "ourobot/review"
 GATE_CHECK = "ourobot/gate"
-OUROBOT_CHECKS = (GUARDS_CHECK, REVIEW_CHECK, GATE_CHECK)
+# The report of a cycle run on the repository's own Actions runner (`implementer.runs_on:
+# actions`): made with the workflow's token, so by GitHub Actions' App, on the pull request's
+# head. It says what the cycle measured; it is not CI.
+CYCLE_CHECK = "ourobot/cycle"
+OUROBOT_CHECKS = (GUARDS_CHECK, REVIEW_CHECK, GATE_CHECK, CYCLE_CHECK)
 
 RUN_STATUSES = ("queued", "in_progress", "completed", "waiting", "requested", "pending")
 CONCLUSIONS = (

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from app.handlers import commands, fix_triggers, gate_triggers, pulls, review_triggers, tickets
+from app.handlers import (
+    actions_reports,
+    commands,
+    fix_triggers,
+    gate_triggers,
+    pulls,
+    review_triggers,
+    tickets,
+)
 from app.handlers.router import Router
 from app.settings import Settings
 
@@ -16,4 +24,5 @@ def build_router(settings: Settings) -> Router:
     review_triggers.register(router, settings)
     gate_triggers.register(router, settings)
     fix_triggers.register(router, settings)
+    actions_reports.register(router, settings)
     return router

@@ -55,6 +55,17 @@ PERMISSIONS: dict[str, tuple[str, str]] = {
     ),
 }
 
+# Asked for only when the operator says so (`ourobot app manifest --actions`): a manifest is one
+# App's, and every installation grants its permissions on every repository it covers, so a
+# permission only some repositories need is not asked of all of them. permission -> (level, why)
+OPTIONAL_PERMISSIONS: dict[str, tuple[str, str]] = {
+    "actions": (
+        "write",
+        "starts the repository's ourobot workflow (workflow_dispatch) and reads its run, for "
+        "repositories whose config says implementer.runs_on: actions; only with --actions",
+    ),
+}
+
 # event -> why ourobot subscribes to it
 EVENTS: dict[str, str] = {
     "issues": "an issue labeled ourobot:ticket becomes a ticket",
@@ -78,8 +89,10 @@ def build_manifest(
     name: str = DEFAULT_NAME,
     redirect_url: str | None = None,
     public: bool = False,
+    actions: bool = False,
 ) -> dict[str, Any]:
-    """The manifest for a deployment reachable at `url` (its webhooks go to `url` + the path)."""
+    """The manifest for a deployment reachable at `url` (its webhooks go to `url` + the path);
+    `actions` adds the `actions` permission, for cycles on repositories' own Actions runners."""
     base = url.rstrip("/")
     if not base.startswith(("https://", "http://")):
         raise UserError(
@@ -94,7 +107,13 @@ def build_manifest(
         "redirect_url": redirect_url or base,
         "description": "A reviewed AI development loop: guards, a review panel, a merge gate.",
         "public": public,
-        "default_permissions": {key: level for key, (level, _) in PERMISSIONS.items()},
+        "default_permissions": {
+            key: level
+            for key, (level, _) in [
+                *PERMISSIONS.items(),
+                *(OPTIONAL_PERMISSIONS.items() if actions else ()),
+            ]
+        },
         "default_events": sorted(EVENTS),
     }
     return manifest

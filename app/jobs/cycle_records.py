@@ -21,6 +21,9 @@ from app.store import Store
 from app.store.schema import loop_cycles
 
 HOUR = timedelta(hours=1)
+# A cycle on the repository's Actions runner, from before GitHub is asked until its report
+# (`app.jobs.actions_dispatch`): the ticket is busy, and the timeout sweep looks at it.
+WAITING_STATES = ("dispatching", "dispatched")
 
 
 @dataclass
@@ -29,10 +32,11 @@ class CycleRecord:
     repo: str
     number: int
     kind: str  # "cycle" | "fix"
-    state: str  # "started" | "cycled" | "pushed" | "done"
+    state: str  # "started" | "dispatching" | "dispatched" | "cycled" | "pushed" | "done"
     result: dict[str, Any] | None
     pr_number: int | None
     comment_id: int | None
+    started_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class CycleRecords:
             json.loads(row.result) if row.result else None,
             row.pr_number,
             row.comment_id,
+            row.started_at,
         )
 
     def start(self, key: str, repo: str, number: int, kind: str) -> CycleRecord:
@@ -99,6 +104,37 @@ class CycleRecords:
                 )
             ).scalar_one()
         return int(count)
+
+    def waiting(self, repo: str, number: int) -> CycleRecord | None:
+        """The ticket's cycle that waits for an Actions run's report, if one does."""
+        found = [r for r in self.all_waiting(repo=repo) if r.number == number]
+        return found[0] if found else None
+
+    def all_waiting(self, *, repo: str | None = None) -> list[CycleRecord]:
+        """Every cycle waiting for an Actions run's report (`app.jobs.actions_dispatch`)."""
+        query = select(loop_cycles.c.key).where(loop_cycles.c.state.in_(WAITING_STATES))
+        if repo is not None:
+            query = query.where(loop_cycles.c.repo == repo.lower())
+        with self.store.read_session() as session:
+            keys = [row.key for row in session.execute(query.order_by(loop_cycles.c.started_at))]
+        return [record for key in keys if (record := self.get(key)) is not None]
+
+    def advance(self, record: CycleRecord, *, only_from: tuple[str, ...]) -> bool:
+        """Save `record` only if its row is still in one of `only_from` (compare and set):
+        of two runs moving one record on (a report and its timeout), one wins."""
+        with self.store.session() as session:
+            changed = session.execute(
+                update(loop_cycles)
+                .where(loop_cycles.c.key == record.key, loop_cycles.c.state.in_(only_from))
+                .values(
+                    state=record.state,
+                    result=json.dumps(record.result) if record.result is not None else None,
+                    pr_number=record.pr_number,
+                    comment_id=record.comment_id,
+                )
+                .returning(loop_cycles.c.key)
+            ).first()
+        return changed is not None
 
     def save(self, record: CycleRecord) -> None:
         with self.store.session() as session:

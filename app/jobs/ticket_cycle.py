@@ -5,6 +5,9 @@
     -> the base branch into the bare mirror, the config at the base (capped by the operator)
     -> the loop's caps: cycles started this hour, ourobot's open pull requests
     -> the cycle (app/loop/cycle.py) in a worktree of the mirror, on `ourobot/issue-N`
+       (or, with `implementer.runs_on: actions`, a `workflow_dispatch` of the repository's
+       ourobot workflow: `app.jobs.actions_dispatch`; its report comes back through
+       `app.jobs.actions_report`, which finishes here with `conclude_run`)
     -> push the branch, open the pull request (`Closes #N`), label the issue
 
 Every side effect is preceded by the halt check and the lease's fence check (`_guard`): a halt
@@ -32,6 +35,16 @@ from app.controls.pricing import PriceTable
 from app.controls.spend_caps import Caps
 from app.errors import UserError
 from app.github_client import bot_login
+from app.jobs.actions_dispatch import (
+    DISPATCHED,
+    DISPATCHING,
+    WAITING,
+    DispatchRefused,
+    Started,
+    blocked_summary,
+    dispatch_cycle,
+    waiting_detail,
+)
 from app.jobs.context import JobContext, once
 from app.jobs.cycle_records import CycleRecord, CycleRecords
 from app.jobs.registry import job
@@ -75,6 +88,8 @@ class TicketRun:
     title: str  # the issue's text as the triggering event carried it
     body: str
     labels: tuple[str, ...] = ()
+    # Already on the repository's Actions runner (the Action): `implementer.runs_on` is moot.
+    on_actions_runner: bool = False
 
 
 @job("ticket")
@@ -188,6 +203,15 @@ class _TicketCycle:
     def caps(self, config: RepoConfig, pulls: list[OpenPull]) -> str | None:
         """Why a new cycle may not start now, said in the status comment; None when it may."""
         run = self.run_
+        if self.records.waiting(run.repo, run.number) is not None:
+            # An Actions run of this ticket has not reported yet: it holds the ticket.
+            text = replies.ticket_busy(run.login)
+            self.guard()
+            note_busy(
+                self.github, self.ctx.store, repo=run.repo, number=run.number,
+                bot_login=self.bot, note=text,
+            )  # fmt: skip
+            return text
         mine = [p for p in pulls if p.same_repo and p.head_ref.startswith(BOT_BRANCH_PREFIX)]
         existing = next((p for p in mine if p.head_ref == self.branch), None)
         if existing is not None:
@@ -227,6 +251,9 @@ class _TicketCycle:
         self, record: CycleRecord, config: RepoConfig, base_sha: str, pulls: list[OpenPull]
     ) -> str:
         run = self.run_
+        dispatches = config.implementer.runs_on == "actions" and not run.on_actions_runner
+        if record.state in WAITING or (record.state == "started" and dispatches):
+            return self.dispatch(record, config, base_sha)
         if record.state == "started":
             self.guard()
             record.comment_id = self.board.post(replies.ticket_working(self.branch))
@@ -249,6 +276,11 @@ class _TicketCycle:
             record.result = summarize(result, ticket, spent)
             record.state = "cycled"
             self.records.save(record)
+        return self.conclude(record, pulls)
+
+    def conclude(self, record: CycleRecord, pulls: list[OpenPull] | None) -> str:
+        """From a cycle's summary on: push, the pull request, or the blocked ticket."""
+        run = self.run_
         summary = record.result or {}
         if summary.get("outcome") != "ready":
             return self.blocked(record, summary)
@@ -281,6 +313,84 @@ class _TicketCycle:
         self.guard()
         self.board.post(replies.ticket_pull_opened(record.pr_number or 0, self.branch, summary))
         return f"opened pull request #{record.pr_number}"
+
+    def dispatch(self, record: CycleRecord, config: RepoConfig, base_sha: str) -> str:
+        """`implementer.runs_on: actions`: start the repository's workflow for this ticket and
+        wait for its report; a redelivery or retry of this trigger starts nothing new."""
+        run = self.run_
+        workflow = config.implementer.workflow
+        if record.state == "started":
+            self.guard()
+            record.comment_id = self.board.post(replies.ticket_dispatching(workflow, self.branch))
+            self.records.save(record)
+            self.guard()
+            set_state_label(self.github, run.repo, run.number, IN_PROGRESS, self.labels)
+            self.labels = (self.labels - set(STATE_LABELS)) | {IN_PROGRESS}
+            self.guard()
+            # Written just before GitHub is asked: a run killed during the call finds the
+            # ticket waiting (the run may have started) with all the sweep needs to time it out.
+            record.result = waiting_detail(
+                repo=run.repo,
+                installation_id=run.installation_id,
+                workflow=workflow,
+                started=Started(None, None),
+                timeout_s=config.implementer.actions_timeout_s,
+                title=run.title,
+                base_sha=base_sha,
+            )
+            record.state = DISPATCHING
+            self.records.save(record)
+            try:
+                started = dispatch_cycle(
+                    self.github,
+                    repo=run.repo,
+                    workflow=workflow,
+                    ref=self.default_branch,
+                    number=run.number,
+                    run_key=run.run_key,
+                )
+            except DispatchRefused as exc:
+                record.result = blocked_summary(
+                    str(exc),
+                    title=run.title,
+                    ticket_key=f"{run.repo}#{run.number}",
+                    base_sha=base_sha,
+                    error_class="actions:dispatch",
+                )
+                record.state = "cycled"
+                self.records.save(record)
+                return self.conclude(record, None)
+            except BaseException:
+                record.state, record.result = "started", None  # not started: the retry asks
+                self.records.save(record)
+                raise
+            record.result["dispatch"].update(run_id=started.run_id, run_url=started.html_url)
+            record.state = DISPATCHED
+            self.records.save(record)
+        elif record.state == DISPATCHING:  # killed while GitHub was asked: it may have started
+            record.state = DISPATCHED
+            self.records.save(record)
+        detail = (record.result or {}).get("dispatch") or {}
+        self.guard()
+        self.board.post(replies.ticket_dispatched(workflow, self.branch, detail.get("run_url")))
+        return f"dispatched {workflow} (run {detail.get('run_id') or 'unknown'})"
+
+    def resume(self, record: CycleRecord) -> str:
+        """Finish a ticket whose cycle ran elsewhere: its summary is in `record` already."""
+        owner, name = self.run_.repo.split("/", 1)
+        info = self.github.rest.repos.get(owner, name).parsed_data
+        self.clone_url, self.default_branch = str(info.clone_url), str(info.default_branch)
+        issue = self.github.rest.issues.get(owner, name, self.run_.number).parsed_data
+        self.labels = {str(getattr(label, "name", label)) for label in issue.labels or []}
+        self.board = StatusBoard(
+            self.github,
+            self.ctx.store,
+            repo=self.run_.repo,
+            number=self.run_.number,
+            bot_login=self.bot,
+            comment_id=record.comment_id,
+        )
+        return self.conclude(record, None)
 
     def blocked(self, record: CycleRecord, summary: dict[str, Any]) -> str:
         run = self.run_
@@ -324,6 +434,21 @@ class _TicketCycle:
             detail={k: v for k, v in summary.items() if k not in ("plan",)},
             once=True,
         )
+
+
+def conclude_run(ctx: JobContext, run: TicketRun, record: CycleRecord) -> str:
+    """Finish the ticket from `record`'s summary (the pull request, or blocked), as the run
+    that holds the ticket's lease; `record.state` is where to pick up ("pushed": the branch
+    is on GitHub already). For the report of an Actions run and its timeout."""
+    github = ctx.github.installation(run.installation_id)
+    leases = TicketLeases(ctx.store)
+    lease = leases.acquire(run.repo, run.number, run.run_key, ttl_s=ctx.settings.task_time_limit_s)
+    if lease is None:
+        raise StaleLease(f"the lease on {run.repo}#{run.number} is held by another run")
+    try:
+        return _TicketCycle(ctx, github, bot_login(ctx.github), run, lease).resume(record)
+    finally:
+        leases.release(lease)
 
 
 def cycle_on_mirror(

@@ -9,6 +9,7 @@ methods that return new values.
 from __future__ import annotations
 
 import difflib
+import re
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 from urllib.parse import urlsplit
 
@@ -363,6 +364,20 @@ class BudgetsConfig(_Section):
     command_timeout_s: Positive = 120
 
 
+def _workflow_file(value: str) -> str:
+    if not _WORKFLOW_FILE.fullmatch(value):
+        raise ValueError(
+            f"expected a file name under .github/workflows/ such as ourobot-cycle.yml, "
+            f"got {value!r}"
+        )
+    return value
+
+
+_WORKFLOW_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml")
+WorkflowFile = Annotated[str, Strict(), AfterValidator(_workflow_file)]
+RunsOn = Literal["worker", "actions"]
+
+
 class ImplementerConfig(_Section):
     """How the implementer treats a ticket."""
 
@@ -371,6 +386,14 @@ class ImplementerConfig(_Section):
     # A ticket carrying this label may change how the suite runs (conftest, runner configs,
     # the scripts and make targets the test command calls, test package __init__ files).
     test_surface_label: NonEmptyText = "ourobot:test-surface"
+    # Where a ticket's cycle runs: ourobot's own worker, or the repository's own Actions
+    # runner (the App dispatches `workflow` and opens the pull request from its report).
+    runs_on: RunsOn = "worker"
+    # With `runs_on: actions`: the workflow file (under .github/workflows/) the App dispatches.
+    workflow: WorkflowFile = "ourobot-cycle.yml"
+    # With `runs_on: actions`: how long after the dispatch the App waits for the run's report
+    # before it blocks the ticket (from 5 minutes to a day).
+    actions_timeout_s: Annotated[int, Strict(), Field(ge=300, le=86_400)] = 7200
 
 
 class LoopConfig(_Section):

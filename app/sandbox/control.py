@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.sandbox import api_checks, events, merge_queue
+from app.sandbox import api_checks, events, merge_queue, workflows
 from app.sandbox.gitops import BareRepo, GitError
 from app.sandbox.routing import Services
 from app.sandbox.serializers import repo_json
@@ -33,6 +33,7 @@ from app.sandbox.state import (
     Repo,
     User,
     UserType,
+    WorkflowCommand,
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -195,6 +196,78 @@ def actions_check_run(sb: Services, owner: str, name: str, body: dict[str, Any])
         output={"title": run_name, "summary": "posted by a workflow"},
     )  # fmt: skip
     return {"id": run.id, "app_id": run.app.id}
+
+
+def set_workflow_command(sb: Services, owner: str, name: str, body: dict[str, Any]) -> None:
+    """What the runner stand-in runs for dispatched runs of one workflow (None: nothing)."""
+    repo = _repo(sb, owner, name)
+    workflow = body.get("workflow")
+    if not isinstance(workflow, str) or "/" in workflow or not workflow.endswith((".yml", ".yaml")):
+        raise ControlError("workflow must be a file name under .github/workflows/ (x.yml)")
+    path = workflows.WORKFLOWS_DIR + workflow
+    argv, env = body.get("argv"), body.get("env") or {}
+    if argv is None:
+        repo.workflow_commands.pop(path, None)
+        return
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise ControlError("argv must be a non-empty list of strings")
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
+        raise ControlError("env must map names to strings")
+    timeout = float(body.get("timeout_s") or 600)
+    repo.workflow_commands[path] = WorkflowCommand(list(argv), dict(env), timeout)
+
+
+def workflow_runs(sb: Services, owner: str, name: str) -> list[dict[str, Any]]:
+    """Every run of the repository's workflows, oldest first, with what a test needs to play
+    its runner: the inputs, the event file's payload, the run's token."""
+    repo = _repo(sb, owner, name)
+    return [
+        {
+            "id": run.id,
+            "workflow": run.path,
+            "ref": run.ref,
+            "head_sha": run.head_sha,
+            "event": run.event,
+            "inputs": dict(run.inputs),
+            "actor": run.actor.login,
+            "status": run.status,
+            "conclusion": run.conclusion,
+            "token": run.token,
+            "payload": workflows.event_payload(sb.state, repo, run),
+            "env": workflows.run_env(sb.state, repo, run),
+            "log": run.log,
+        }
+        for run in sorted(repo.workflow_runs.values(), key=lambda r: r.id)
+    ]
+
+
+def set_workflow_run(
+    sb: Services, owner: str, name: str, run_id: int, body: dict[str, Any]
+) -> None:
+    """Move a run along by hand (a runner picking it up, or it ending)."""
+    repo = _repo(sb, owner, name)
+    run = repo.workflow_runs.get(run_id)
+    if run is None:
+        raise ControlError(f"no workflow run {run_id} in {repo.full_name}", 404)
+    status, conclusion = body.get("status"), body.get("conclusion")
+    if status not in ("queued", "in_progress", "completed"):
+        raise ControlError(f"invalid status {status!r}")
+    if conclusion is not None and conclusion not in workflows.RUN_CONCLUSIONS:
+        raise ControlError(f"invalid conclusion {conclusion!r}")
+    workflows.set_status(sb.state, run, str(status), conclusion)
+
+
+def set_app_permissions(sb: Services, body: dict[str, Any]) -> None:
+    """The App's permissions, as an owner who edits them (and every installation accepted);
+    `reset()` gives back the ones the App was registered with."""
+    permissions = body.get("permissions")
+    if not isinstance(permissions, dict) or not all(
+        isinstance(k, str) and v in ("read", "write", "admin") for k, v in permissions.items()
+    ):
+        raise ControlError("permissions must map names to read, write or admin")
+    sb.state.app.permissions = {"metadata": "read", **permissions}
 
 
 def mergeable_unknown(
@@ -389,7 +462,11 @@ def control_routes(sb: Services, admin_token: str, key_path: Path | None) -> lis
         timeout = float((json.loads(raw) if raw.strip() else {}).get("timeout_s", 30))
 
         def block() -> bool:
-            return sb.ci.wait_idle(timeout) and sb.hooks.wait_idle(timeout)
+            return (
+                sb.ci.wait_idle(timeout)
+                and sb.runner.wait_idle(timeout)
+                and sb.hooks.wait_idle(timeout)
+            )
 
         # Waiting must not hold the state lock: the threads it waits for need it.
         return JSONResponse({"idle": await run_in_threadpool(block)})
@@ -423,6 +500,21 @@ def control_routes(sb: Services, admin_token: str, key_path: Path | None) -> lis
             methods=["POST"],
         ),
         Route(
+            f"{p}/repos/{{owner}}/{{repo}}/workflow-command",
+            guarded(lambda r, b: set_workflow_command(sb, *repo_args(r), b)),
+            methods=["PUT"],
+        ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/workflow-runs",
+            guarded(lambda r, b: workflow_runs(sb, *repo_args(r))),
+            methods=["GET"],
+        ),
+        Route(
+            f"{p}/repos/{{owner}}/{{repo}}/workflow-runs/{{run_id:int}}",
+            guarded(lambda r, b: set_workflow_run(sb, *repo_args(r), r.path_params["run_id"], b)),
+            methods=["PUT"],
+        ),
+        Route(
             f"{p}/repos/{{owner}}/{{repo}}/pulls/{{number:int}}/mergeable-unknown",
             guarded(lambda r, b: mergeable_unknown(sb, *repo_args(r), r.path_params["number"], b)),
             methods=["PUT"],
@@ -444,6 +536,11 @@ def control_routes(sb: Services, admin_token: str, key_path: Path | None) -> lis
             methods=["POST"],
         ),
         Route(f"{p}/app", guarded(lambda r, b: app_info(sb, key_path)), methods=["GET"]),
+        Route(
+            f"{p}/app/permissions",
+            guarded(lambda r, b: set_app_permissions(sb, b)),
+            methods=["PUT"],
+        ),
         Route(f"{p}/webhook", guarded(lambda r, b: set_webhook(sb, b)), methods=["PUT"]),
         Route(f"{p}/settings", guarded(lambda r, b: set_settings(sb, b)), methods=["PUT"]),
         Route(f"{p}/faults", guarded(lambda r, b: add_fault(sb, b)), methods=["POST"]),
@@ -547,6 +644,34 @@ class SandboxControl:
         result: dict[str, Any] = self._call("POST", path, body)
         return result
 
+    def set_workflow_command(
+        self,
+        owner: str,
+        repo: str,
+        workflow: str,
+        argv: list[str] | None,
+        *,
+        env: dict[str, str] | None = None,
+        timeout_s: float = 600,
+    ) -> None:
+        """Run `argv` (with `env` besides the runner's own variables) for every dispatched run
+        of `.github/workflows/<workflow>`; None: its runs stay queued."""
+        body = {"workflow": workflow, "argv": argv, "env": env or {}, "timeout_s": timeout_s}
+        self._call("PUT", f"/repos/{owner}/{repo}/workflow-command", body)
+
+    def workflow_runs(self, owner: str, repo: str) -> list[dict[str, Any]]:
+        """Every workflow run, oldest first: id, workflow, ref, head_sha, inputs, status,
+        conclusion, token (its GITHUB_TOKEN), payload (its event file), env, log."""
+        result: list[dict[str, Any]] = self._call("GET", f"/repos/{owner}/{repo}/workflow-runs")
+        return result
+
+    def set_workflow_run(
+        self, owner: str, repo: str, run_id: int, status: str, conclusion: str | None = None
+    ) -> None:
+        """Move a run to `status` (queued, in_progress, completed with `conclusion`)."""
+        body = {"status": status, "conclusion": conclusion}
+        self._call("PUT", f"/repos/{owner}/{repo}/workflow-runs/{run_id}", body)
+
     def set_mergeable_unknown(self, owner: str, repo: str, number: int, reads: int) -> None:
         """The next `reads` GETs of the pull request say `mergeable: null` (GitHub computing)."""
         path = f"/repos/{owner}/{repo}/pulls/{number}/mergeable-unknown"
@@ -578,6 +703,11 @@ class SandboxControl:
     def app_info(self) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", "/app")
         return result
+
+    def set_app_permissions(self, permissions: dict[str, str]) -> None:
+        """The App's permissions from now on (metadata read is always there); `reset()`
+        restores the ones it was registered with."""
+        self._call("PUT", "/app/permissions", {"permissions": permissions})
 
     def set_webhook(self, url: str | None, secret: str | None = None) -> None:
         self._call("PUT", "/webhook", {"url": url, "secret": secret})

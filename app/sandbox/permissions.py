@@ -17,6 +17,7 @@ LEVELS = ("read", "write", "admin")
 RULES: tuple[tuple[str, str, str, str | None], ...] = (
     ("PUT", r"/pulls/\{number\}/merge$", "contents", "write"),
     ("*", r"/check-runs|/check-suites", "checks", None),
+    ("*", r"/actions/", "actions", None),
     ("*", r"/statuses/|/status$|/statuses$", "statuses", None),
     ("*", r"/labels", "issues", None),
     ("*", r"/issues", "issues", None),

@@ -33,6 +33,7 @@ from app.sandbox.webhooks import WebhookDispatcher
 
 if TYPE_CHECKING:
     from app.sandbox.ci import CiRunner
+    from app.sandbox.runner import WorkflowRunner
 
 DOCS = "https://docs.github.com/rest"
 ANONYMOUS_LIMIT = 60
@@ -94,6 +95,7 @@ class Services:
     hooks: WebhookDispatcher
     faults: FaultBook
     ci: CiRunner
+    runner: WorkflowRunner  # the Actions runner stand-in: dispatched workflow runs
     # App-manifest codes waiting for their conversion (`app.sandbox.manifests`).
     conversions: dict[str, Any] = field(default_factory=dict)
 
@@ -299,7 +301,9 @@ def rest_route(
         else:
             delay = 0.0
         if error is None and identity.kind == "installation" and identity.installation:
-            lacking = permissions.lacking(identity.installation.app.permissions, method, route_name)
+            inst = identity.installation
+            granted = inst.app.permissions if inst.permissions is None else inst.permissions
+            lacking = permissions.lacking(granted, method, route_name)
             if lacking:
                 error = ApiError(
                     403,

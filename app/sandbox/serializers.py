@@ -29,6 +29,7 @@ from app.sandbox.state import (
     ReviewComment,
     SandboxState,
     User,
+    WorkflowRun,
     iso,
     level_at_least,
 )
@@ -816,3 +817,77 @@ def content_entry_json(
     elif kind == "submodule":
         out["submodule_git_url"] = ""
     return out
+
+
+# ----- Actions ------------------------------------------------------------------------------------
+def _run_repo_json(state: SandboxState, repo: Repo) -> JSON:
+    """The repository inside a workflow run (GitHub's minimal repository, with its owner)."""
+    return {
+        "id": repo.id,
+        "node_id": node_id("Repository", repo.id),
+        "name": repo.name,
+        "full_name": repo.full_name,
+        "private": repo.private,
+        "owner": user_json(state, repo.owner),
+        "description": repo.description,
+        "fork": False,
+        **_repo_urls(state, repo),
+    }
+
+
+def workflow_run_json(state: SandboxState, repo: Repo, run: WorkflowRun, head: CommitInfo) -> JSON:
+    """A workflow run as `GET /repos/{o}/{r}/actions/runs/{id}` shows it."""
+    api = f"{state.base_url}/repos/{repo.full_name}"
+    here = f"{api}/actions/runs/{run.id}"
+    return {
+        "id": run.id,
+        "name": run.name,
+        "node_id": node_id("WorkflowRun", run.id),
+        "head_branch": run.head_branch,
+        "head_sha": run.head_sha,
+        "path": run.path,
+        "display_title": run.name,
+        "run_number": run.run_number,
+        "event": run.event,
+        "status": run.status,
+        "conclusion": run.conclusion,
+        "workflow_id": run.workflow_id,
+        "url": here,
+        "html_url": f"{state.base_url}/{repo.full_name}/actions/runs/{run.id}",
+        "pull_requests": [],
+        "created_at": iso(run.created_at),
+        "updated_at": iso(run.updated_at),
+        "actor": user_json(state, run.actor),
+        "triggering_actor": user_json(state, run.actor),
+        "run_attempt": run.run_attempt,
+        "referenced_workflows": [],
+        "run_started_at": iso(run.run_started_at or run.created_at),
+        "jobs_url": f"{here}/jobs",
+        "logs_url": f"{here}/logs",
+        "check_suite_url": f"{api}/check-suites/{run.id}",
+        "artifacts_url": f"{here}/artifacts",
+        "cancel_url": f"{here}/cancel",
+        "rerun_url": f"{here}/rerun",
+        "previous_attempt_url": None,
+        "workflow_url": f"{api}/actions/workflows/{run.workflow_id}",
+        "head_commit": {
+            "id": head.sha,
+            "tree_id": head.tree_sha,
+            "message": head.message,
+            "timestamp": head.committer_date,
+            "author": {"name": head.author_name, "email": head.author_email},
+            "committer": {"name": head.committer_name, "email": head.committer_email},
+        },
+        "repository": _run_repo_json(state, repo),
+        "head_repository": _run_repo_json(state, repo),
+        "head_repository_id": repo.id,
+    }
+
+
+def workflow_dispatch_json(state: SandboxState, repo: Repo, run: WorkflowRun) -> JSON:
+    """What a dispatch answers when it says which run it started."""
+    return {
+        "workflow_run_id": run.id,
+        "run_url": f"{state.base_url}/repos/{repo.full_name}/actions/runs/{run.id}",
+        "html_url": f"{state.base_url}/{repo.full_name}/actions/runs/{run.id}",
+    }

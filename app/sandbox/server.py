@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from app.sandbox import (
+    api_actions,
     api_app,
     api_branches,
     api_checks,
@@ -38,6 +39,7 @@ from app.sandbox.faults import FaultBook
 from app.sandbox.git_http import AuthDecision, GitHttp
 from app.sandbox.gitops import RefUpdate
 from app.sandbox.routing import Services, fallback_routes
+from app.sandbox.runner import WorkflowRunner
 from app.sandbox.state import DEFAULT_TOKEN_TTL_S, SandboxState
 from app.sandbox.tap import DeliverySink, RequestSink, RequestTap
 from app.sandbox.webhooks import WebhookDispatcher
@@ -69,6 +71,7 @@ def build_app(sb: Services, admin_token: str, key_path: Path | None = None) -> S
         *manifests.routes(sb),
         # Before api_repos: `/commits/{ref:path}` would otherwise swallow `/commits/x/status`.
         *api_checks.routes(sb),
+        *api_actions.routes(sb),
         *api_repos.routes(sb),
         *api_issues.routes(sb),
         *api_pulls.routes(sb),
@@ -126,7 +129,8 @@ class SandboxServer:
         self._write_key(state.app.private_key_pem)
         hooks = WebhookDispatcher(state, self._delivery_sink)
         ci = CiRunner()
-        sb = Services(state, hooks, FaultBook(seed=self._fault_seed), ci)
+        runner = WorkflowRunner()
+        sb = Services(state, hooks, FaultBook(seed=self._fault_seed), ci, runner)
         self.services = sb
         self.app = build_app(sb, self.admin_token, self.key_path)
         served: Any = self.app
@@ -151,6 +155,7 @@ class SandboxServer:
         state.base_url = self.url
         hooks.start()
         ci.start(sb)
+        runner.start(sb)
         return self
 
     def _wait_started(self) -> None:
@@ -178,6 +183,7 @@ class SandboxServer:
         if self.services is not None:
             self.services.hooks.stop()
             self.services.ci.stop()
+            self.services.runner.stop()
         if self._owns_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 

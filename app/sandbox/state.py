@@ -75,6 +75,9 @@ class Installation:
     account: User
     repo_ids: list[int]
     created_at: float
+    # A workflow run's GITHUB_TOKEN is an installation of the Actions App on one repository
+    # with the workflow's own `permissions:` (None: the App's).
+    permissions: dict[str, str] | None = None
 
 
 @dataclass
@@ -238,6 +241,42 @@ class CiConfig:
 
 
 @dataclass
+class WorkflowCommand:
+    """What the Actions runner stand-in runs for a dispatched run of one workflow (an argv,
+    never a shell), with the environment a workflow would give it (its secrets and vars)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    timeout_s: float
+
+
+@dataclass
+class WorkflowRun:
+    """One run of a workflow (`workflow_dispatch` is the only event that starts one here)."""
+
+    id: int
+    repo_id: int
+    workflow_id: int
+    path: str  # .github/workflows/<file>
+    name: str  # the workflow's `name:`, else its path
+    run_number: int
+    event: str
+    ref: str  # the full ref the run is for (refs/heads/main)
+    head_branch: str
+    head_sha: str
+    actor: User
+    inputs: dict[str, str]
+    token: str  # the run's GITHUB_TOKEN, revoked when the run completes
+    created_at: float
+    updated_at: float
+    status: str = "queued"  # queued | in_progress | completed
+    conclusion: str | None = None
+    run_started_at: float | None = None
+    run_attempt: int = 1
+    log: str = ""  # the end of what the runner stand-in's command printed
+
+
+@dataclass
 class Repo:
     id: int
     owner: User
@@ -259,6 +298,9 @@ class Repo:
     merge_groups: list[MergeGroup] = field(default_factory=list)
     next_number: int = 1
     ci: CiConfig | None = None
+    workflows: dict[str, int] = field(default_factory=dict)  # workflow path -> workflow id
+    workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
+    workflow_commands: dict[str, WorkflowCommand] = field(default_factory=dict)  # by path
 
     @property
     def full_name(self) -> str:
@@ -347,6 +389,8 @@ class SandboxState:
         self._next_id = 1000
         self._app_slug = app_slug
         self.app = self._make_app(app_slug, "Ourobot Sandbox", owner_login="sandbox-admin")
+        # What `reset()` gives the App back after a test changed its permissions.
+        self.app_permissions = dict(self.app.permissions)
         # The Actions stand-in posts its check runs as this second App, like GitHub Actions does.
         self.actions_app = self._make_app("github-actions", "GitHub Actions", owner_login="github")
         self.users: dict[str, User] = {}
@@ -402,6 +446,7 @@ class SandboxState:
             key: inst for key, inst in self.installations.items() if inst.app is not self.app
         }
         self.app = app
+        self.app_permissions = dict(app.permissions)
         self.users[app.bot.login.lower()] = app.bot
         return app
 
@@ -423,6 +468,7 @@ class SandboxState:
             self.attempts.clear()
             self.token_ttl_s = self._initial_token_ttl_s
             self.rate_limit = DEFAULT_RATE_LIMIT
+            self.app.permissions = dict(self.app_permissions)
             self._register_app_users()
 
     # ----- lookups ------------------------------------------------------------------------------

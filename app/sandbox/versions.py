@@ -75,3 +75,10 @@ def _without_2026_removals(value: Any) -> Any:
         if marker in value:
             removed.update(fields)
     return {k: _without_2026_removals(v) for k, v in value.items() if k not in removed}
+
+
+def dispatch_answers_run(version: str, asked: bool) -> bool:
+    """Whether `POST .../dispatches` answers 200 with the run it started (else 204):
+    2026-03-10 always does (change_workflow_dispatch_response_status, which also drops the
+    `return_run_details` parameter); 2022-11-28 only when the body asks for it."""
+    return version != V2022 or asked

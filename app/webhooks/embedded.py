@@ -27,6 +27,7 @@ from typing import Any
 
 from app.controls.halt import Halted, check_halt, halt_cause
 from app.errors import ConfigError
+from app.jobs.actions_overdue import ACTIONS_SWEEP_JOB
 from app.jobs.context import JobContext, retry_delay
 from app.jobs.registry import Job, load_job_modules, registered_jobs
 from app.jobs.scout_schedule import due_scouts
@@ -43,7 +44,7 @@ from app.webhooks.recovery import redeliver_failed, sweep_overdue
 
 logger = logging.getLogger(__name__)
 
-ROW, SWEEP, REDELIVER, SCOUT = "row", "sweep", "redeliver", "scout"
+ROW, SWEEP, REDELIVER, SCOUT, ACTIONS = "row", "sweep", "redeliver", "scout", "actions"
 MAX_BATCH = 100
 # Deliveries parsed by the receiver, kept until their row is processed; beyond this many waiting,
 # rows are read back and parsed again from the inbox (memory stays bounded under any burst).
@@ -150,6 +151,8 @@ class EmbeddedRunner:
         # The scout's schedule is looked at after one interval: nothing is missed by waiting
         # (a slot lasts at least an hour), and a start asks GitHub nothing it need not.
         self._schedule(self.settings.scout_sweep_interval_s, SCOUT)
+        # Tickets whose Actions run will not report, looked at as often as the inbox.
+        self._schedule(self.settings.sweep_interval_s, ACTIONS)
         self._thread = threading.Thread(target=self._loop, name="ourobot-embedded", daemon=True)
         self._thread.start()
 
@@ -342,6 +345,12 @@ class EmbeddedRunner:
         elif item.kind == SCOUT:
             self._schedule(self.settings.scout_sweep_interval_s, SCOUT)
             self._scout()
+        elif item.kind == ACTIONS:
+            self._schedule(self.settings.sweep_interval_s, ACTIONS)
+            try:
+                self._run_job(Job(ACTIONS_SWEEP_JOB, {}))
+            except _RetryLater as failure:  # the next look tries again
+                logger.info("actions sweep: %s; the next look retries", failure)
 
     def _process(self, row_id: int) -> None:
         assert self._context is not None

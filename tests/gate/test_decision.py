@@ -116,6 +116,14 @@ def test_ci_never_counts_ourobot_own_runs_or_anything_named_like_them() -> None:
     assert "no check run or status" in missing(with_(check_runs=runs, statuses=statuses))["ci"]
 
 
+def test_ci_never_counts_the_report_of_a_cycle_on_the_actions_runner() -> None:
+    # `ourobot/cycle` is made by GitHub Actions' App (the workflow's token) on the PR's head.
+    runs = [*good()["check_runs"], run(13, "ourobot/cycle", app_id=OTHER_APP_ID)]
+    assert "no check run or status" in missing(with_(check_runs=runs, statuses=[]))["ci"]
+    named = edit(good(), "config.merge.required_checks", ["ourobot/cycle"])
+    assert decide(edit(named, "statuses", [])).merge  # it names no CI at all
+
+
 def test_ci_required_checks_from_config_need_each_name_green() -> None:
     state = edit(good(), "config.merge.required_checks", ["ci/test", "ci/lint"])
     assert "ci/test not reported" in missing(state)["ci"]

@@ -58,7 +58,8 @@ def test_the_action_installs_from_its_own_path_and_passes_inputs_through_env():
     action = yaml.safe_load(ACTION.read_text())
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
-    install, run = steps[1], steps[2]
+    [install] = [step for step in steps if str(step.get("name")).startswith("Install ourobot")]
+    [run] = [step for step in steps if step.get("id") == "run"]
     assert install["env"]["OUROBOT_ACTION_PATH"] == "${{ github.action_path }}"
     assert '"$OUROBOT_ACTION_PATH"' in install["run"]
     assert run["env"]["OUROBOT_COMMAND"] == "${{ inputs.command }}"
@@ -68,4 +69,5 @@ def test_the_action_installs_from_its_own_path_and_passes_inputs_through_env():
         assert "${{" not in step.get("run", "")
     assert set(action["outputs"]) == {
         "conclusion", "violations", "reason", "decision", "merged", "pull-request", "outcome",
+        "branch",
     }  # fmt: skip

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from app.handlers.routes import build_router
-from app.install.manifest import EVENTS, PERMISSIONS, build_manifest
+from app.install.manifest import EVENTS, OPTIONAL_PERMISSIONS, PERMISSIONS, build_manifest
 from app.sandbox.server import SandboxServer
 from app.settings import Settings
 
@@ -177,3 +177,18 @@ def test_every_permission_and_event_is_justified_in_the_docs():
         assert f"| `{permission}` | {level} |" in doc, permission
     for event in EVENTS:
         assert f"| `{event}` |" in doc, event
+
+
+def test_the_actions_permission_is_asked_for_only_with_actions(tmp_path):
+    env = clean_env(tmp_path)
+    plain = ourobot(env, "app", "manifest", "--url", "https://x.example.com")
+    with_actions = ourobot(env, "app", "manifest", "--url", "https://x.example.com", "--actions")
+    assert plain.returncode == with_actions.returncode == 0, plain.stderr + with_actions.stderr
+    assert "actions" not in json.loads(plain.stdout)["default_permissions"]
+    manifest = json.loads(with_actions.stdout)
+    assert manifest["default_permissions"]["actions"] == "write"
+    with SandboxServer(port=0, data_dir=tmp_path / "sandbox") as sandbox:
+        assert submit(sandbox, manifest).status_code == 302  # GitHub accepts it
+    doc = (Path(__file__).resolve().parents[2] / "docs/github-app.md").read_text()
+    for permission, (level, _) in OPTIONAL_PERMISSIONS.items():
+        assert f"| `{permission}` | {level} |" in doc, permission

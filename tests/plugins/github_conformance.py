@@ -63,6 +63,19 @@ EXCEPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "enterprise at once (allOf), where the installation schema itself, used by the other "
         "installation operations, says either one (anyOf)",
     ),
+    *(
+        (
+            "actions/create-workflow-dispatch",
+            f"response {status}",
+            f"Unknown response http status: {status}",
+            f"the operation lists only its 200 and 204, but GitHub answers {why}",
+        )
+        for status, why in (
+            (403, "403 to an App without `actions: write` (with x-accepted-github-permissions)"),
+            (404, "404 for a workflow file the repository does not have"),
+            (422, "422 for a workflow without a workflow_dispatch trigger or with other inputs"),
+        )
+    ),
 )
 
 

@@ -261,6 +261,7 @@ def run_scenario(sandbox: SandboxHandle) -> Scenario:
     bot.rest.git.delete_ref(o, r, "heads/feature")
     _closed_and_reopened_pull(sandbox, repo, alice_token, alice)
     _what_the_merge_gate_reads(sandbox, s, alice_token)
+    _a_workflow_dispatched(sandbox, s, alice)
 
     # The App's webhook deliveries (only when a webhook is configured).
     sandbox.control.wait_idle()
@@ -337,6 +338,30 @@ def _what_the_merge_gate_reads(sandbox: SandboxHandle, s: Scenario, token: str) 
     group = sandbox.control.enqueue(o, r, number)
     assert not sandbox.control.complete_merge_group(o, r, group["head_sha"])  # ci/test not green
     sandbox.control.set_branch_protection(o, r, "main", None)
+
+
+def _a_workflow_dispatched(sandbox: SandboxHandle, s: Scenario, alice: GitHub[Any]) -> None:
+    """A person with write access dispatches a workflow (the App would need `actions`, which
+    the shared sandbox's App does not have), and reads the run it started."""
+    repo, p = s.repo, s.parsed
+    o, r = repo.owner, repo.name
+    work = sandbox.tmp_path / "work4"
+    sandbox.git("clone", "-q", repo.clone_url, str(work), token=repo.owner_token)
+    (work / ".github/workflows").mkdir(parents=True)
+    (work / ".github/workflows/manual.yml").write_text(
+        "on:\n  workflow_dispatch:\n    inputs:\n      ticket: {required: true}\n"
+        "jobs:\n  one: {runs-on: ubuntu-latest, steps: [{run: 'true'}]}\n"
+    )
+    sandbox.git("add", "-A", cwd=work)
+    sandbox.git("commit", "-q", "-m", "A workflow", cwd=work)
+    sandbox.git("push", "-q", "origin", "main", cwd=work, token=repo.owner_token)
+    started = alice.rest.actions.create_workflow_dispatch(
+        o, r, "manual.yml", ref="main", inputs={"ticket": "1"}
+    ).parsed_data
+    p["actions.create_workflow_dispatch"] = started
+    p["actions.get_workflow_run"] = alice.rest.actions.get_workflow_run(
+        o, r, started.workflow_run_id
+    ).parsed_data
 
 
 # Routes whose githubkit conformance is checked in a test of their own, and where.

@@ -44,8 +44,10 @@ def test_config_guarantees_at_least_once_delivery(tmp_path: Path) -> None:
         SWEEP_TASK,
         "ourobot.redeliver_failed_webhooks",
         SCOUT_SWEEP_TASK,  # sends nothing unless a repository sets scout.every_hours
+        "ourobot.actions_overdue",  # looks at nothing unless a ticket waits for an Actions run
     }
     assert conf.beat_schedule["scout-schedule"]["schedule"] == 3600.0
+    assert conf.beat_schedule["actions-report-timeouts"]["schedule"] == 60.0
     assert conf.beat_schedule_filename.startswith(str(tmp_path))
 
 
