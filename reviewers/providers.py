@@ -192,9 +192,13 @@ def build_fallback(
     credentials: ProviderCredentials,
     *,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    cache_prompt: bool = False,
 ) -> ModelClient:
     """A role's model list as one client: the first that answers wins."""
-    clients = [build_client(model, credentials, max_retries=max_retries) for model in models]
+    clients = [
+        build_client(model, credentials, max_retries=max_retries, cache_prompt=cache_prompt)
+        for model in models
+    ]
     return clients[0] if len(clients) == 1 else FallbackClient(clients)
 
 

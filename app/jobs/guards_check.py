@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -34,12 +34,14 @@ from app.controls.halt import check_halt
 from app.errors import ConfigError, UserError
 from app.github_client import bot_login
 from app.guards import GuardResult, check_repo, config_at
+from app.guards.declared import Declared, covering_file, from_messages
 from app.guards.repo import GitFailed
 from app.guards.result import markdown_cell
 from app.jobs.context import JobContext, once
 from app.jobs.registry import job
 from app.repo_config import RepoConfig
 from app.workspace.branches import BOT_BRANCH_PREFIX
+from app.workspace.git import isolated_env, run_git
 from app.workspace.mirror import MirrorError, RepoMirror
 
 log = logging.getLogger(__name__)
@@ -213,18 +215,54 @@ def judge(
         result = check_repo(
             mirror.path, base.base_sha, pull.head_sha, base.config, config_source=base.source
         )
+        declared = declared_in(mirror, base.base_sha, pull.head_sha)
     except (MirrorError, UserError, GitFailed) as exc:
         return unavailable_verdict(pull, str(exc))
-    return result_verdict(pull, result)
+    return result_verdict(pull, *disclose(result, declared))
+
+
+def declared_in(mirror: RepoMirror, base_sha: str, head_sha: str) -> list[Declared]:
+    """The test changes the implementer declared in its commits' trailers (base..head)."""
+    proc = run_git(
+        ["log", "--format=%B%x00", f"{base_sha}..{head_sha}", "--"],
+        env=isolated_env({"GIT_DIR": str(mirror.path)}),
+    )
+    if proc.returncode != 0:
+        raise GitFailed(f"git log failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
+    return from_messages(proc.stdout.decode("utf-8", "replace").split("\0"))
+
+
+def disclose(result: GuardResult, declared: list[Declared]) -> tuple[GuardResult, list[Declared]]:
+    """A `test-tamper` finding on a test file the implementer declared it changes on purpose
+    is listed for the reviewer instead of failing the check; everything else stands."""
+    kept, shown = [], []
+    for violation in result.violations:
+        entry = None
+        if violation.rule == "test-tamper":
+            entry = covering_file(violation.path or "", declared)
+        if entry is None:
+            kept.append(violation)
+        else:
+            shown.append(Declared(f"{violation.path}: {violation.message}", entry.why))
+    return replace(result, violations=tuple(kept)), shown
 
 
 # ---- what the check says ----------------------------------------------------------------------
 
 
-def result_verdict(pull: PullHead, result: GuardResult) -> Verdict:
+def result_verdict(
+    pull: PullHead, result: GuardResult, declared: list[Declared] | None = None
+) -> Verdict:
     annotations = result.annotations()
     heading, _, rest = result.summary_markdown().partition("\n")
     summary = f"{heading}\n\n{pull.describe()}\n{rest}"
+    if declared:
+        summary += (
+            "\n### ⚠️ Changed test expectations (declared by the implementer)\n\n"
+            "These test changes would fail `test-tamper`; the implementer declared each on "
+            "purpose, with its reason. A person must check each against the ticket:\n\n"
+            + "".join(f"- `{_code(d.test)}`: {_code(d.why)}\n" for d in declared[:50])
+        )
     summary += "\nThe config was read from the base branch, never from the pull request.\n"
     if len(annotations) > MAX_ANNOTATIONS:
         summary += (
@@ -257,6 +295,10 @@ def unavailable_verdict(pull: PullHead, reason: str) -> Verdict:
         "A change that cannot be evaluated fails; nothing was judged clean.\n"
     )
     return Verdict("failure", "The change could not be evaluated", _clip(summary))
+
+
+def _code(text: str) -> str:
+    return " ".join(text.replace("`", "'").split())[:300]
 
 
 def _clip(text: str) -> str:

@@ -491,7 +491,7 @@ def cycle_on_mirror(
         blocked.error_class = "sandbox"
         return blocked, (0, 0)
     deps = CycleDeps(
-        implementer=build_fallback(config.models.implementer, keys),
+        implementer=build_fallback(config.models.implementer, keys, cache_prompt=True),
         planner=build_fallback(config.models.planner, keys),
         gate=gate,
         runner=runner,
@@ -535,9 +535,12 @@ def summarize(result: CycleResult, ticket: Ticket, spent: tuple[int, int]) -> di
                 "edits": r.edits,
                 "refusals": [f"{x.rule} {x.path or '-'}" for x in r.refusals],
                 "tests": r.test_summary or r.tests,
+                "commands": [c.as_json() for c in r.commands],
+                "test_changes": [{"test": d.test, "why": d.why} for d in r.disclosed],
             }
             for r in result.iterations
         ],
+        "steps": result.steps,
         "execution": outcome.execution,
         "objective": outcome.objective,
         "error_class": result.error_class,

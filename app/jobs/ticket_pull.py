@@ -90,6 +90,18 @@ def pull_body(number: int, summary: Mapping[str, Any]) -> str:
         if row.get("refusals"):
             edits += f" (refused: {', '.join(row['refusals'][:3])})"
         lines.append(f"| {row['number']} | {row['phase']} | {edits} | {row['tests']} |")
+    changes = [c for row in summary.get("iterations") or [] for c in row.get("test_changes", [])]
+    if changes:
+        lines += ["", "### ⚠️ Changed test expectations (declared by the implementer)", "",
+                  "The harness measured these tests changing what they expect; the "
+                  "implementer declared each on purpose. Check each reason against the ticket:",
+                  ""]  # fmt: skip
+        lines += [f"- `{_plain(c['test'])}`: {_plain(c['why'])}" for c in changes[:MAX_LOG_ROWS]]
+    commands = [c for row in summary.get("iterations") or [] for c in row.get("commands", [])]
+    if commands:
+        lines += ["", f"**Steps:** {summary.get('steps', 0)} model turn(s), "
+                  f"{len(commands)} command(s) run in the sandbox:", ""]  # fmt: skip
+        lines += [f"- `{_plain(c['command'])}`: {_ended(c)}" for c in commands[:MAX_LOG_ROWS]]
     measured = [str(line) for line in summary.get("measured") or []]
     if measured:
         lines += ["", "### What was measured", "", *[f"- {line}" for line in measured]]
@@ -112,6 +124,16 @@ def pull_body(number: int, summary: Mapping[str, Any]) -> str:
         marker(f"pr.issue-{number}"),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _ended(command: Mapping[str, Any]) -> str:
+    code = command.get("exit_code")
+    return f"exit {code}" if code is not None else _plain(command.get("summary", "stopped"))
+
+
+def _plain(text: object) -> str:
+    """Untrusted text on one line, without the characters that would end a code span."""
+    return " ".join(str(text).replace("`", "'").split())[:300]
 
 
 def _quoted(lines: Iterable[str]) -> list[str]:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.guards.declared import Declared
 from app.loop.edits import EDIT_TOOLS, ParsedReply, is_edit_header, parse_reply
 from reviewers.model_client import ToolCall, ToolSpec
 
@@ -62,14 +63,6 @@ AGENT_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("done", "Say the ticket is done (after a green submission).", {"type": "object"}),
     *EDIT_TOOLS,
 )
-
-
-@dataclass(frozen=True)
-class Declared:
-    """A test the model says its change alters on purpose, and why (data, never trusted)."""
-
-    test: str
-    why: str
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,7 @@ class CycleResult:
     plan: str | None = None
     notes: list[str] = field(default_factory=list)  # recovery, sandbox warning, planner
     measured: list[str] = field(default_factory=list)  # how the green was proved
+    steps: int = 0  # the implementer's model turns
     error_class: str | None = None
     elapsed_s: float = 0.0
 
@@ -251,6 +252,7 @@ def _in_workspace(
             phase=request.fix.phase,
         )  # fmt: skip
         result.iterations = implementer.records
+        result.steps = implementer.steps
         return _conclude(result, work, baseline)
     work = implementer.work(
         iterations=config.budgets.implementer_iterations, plan=result.plan, feedback="",
@@ -260,6 +262,7 @@ def _in_workspace(
     if work.stop == "green" and deps.reviewer is not None:
         work = _review_rounds(request, deps, ws, implementer, work, result)
         result.iterations = implementer.records
+    result.steps = implementer.steps
     return _conclude(result, work, baseline)
 
 
@@ -378,6 +381,11 @@ def record_cycle(
         "branch": result.branch,
         "base_sha": result.base_sha,
         "iterations": len(result.iterations),
+        "steps": result.steps,
+        "commands": [c.as_json() for r in result.iterations for c in r.commands],
+        "test_changes": [
+            {"test": d.test, "why": d.why} for r in result.iterations for d in r.disclosed
+        ],
         "tests": result.tests,
         "baseline": result.baseline,
         "refusals": [

@@ -116,7 +116,8 @@ def _run(
     if "models" in config.review.model_fields_set:
         reviewer = panel_reviewer(repo, base_sha, ticket, config, config_file, env, gate)
     deps = CycleDeps(
-        implementer=build_fallback(config.models.implementer, credentials),
+        # The agent's conversation grows turn by turn: its stable prefix is cached.
+        implementer=build_fallback(config.models.implementer, credentials, cache_prompt=True),
         planner=build_fallback(config.models.planner, credentials),
         gate=gate,
         runner=runner,

@@ -32,10 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.loop.actions import Declared
+from app.guards.declared import Declared, covering_file, split
 from app.loop.apply import Refusal
 from app.loop.canary import Canary, place_canary
-from app.loop.declared import covering_file, split
 from app.loop.suite_files import language_of_test
 from app.workspace.cage.entry import CageRun
 from app.workspace.suite import SuiteRunner

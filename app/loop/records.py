@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from app.guards.declared import Declared
 from app.guards.paths import display
-from app.loop.actions import Declared
 from app.loop.apply import Flag, Refusal
 from app.loop.shell import CommandRecord
 from app.workspace.cage.entry import CageRun

@@ -2,14 +2,15 @@
 
 The command runs through the cage's one entry with the worktree as its directory (shown at
 `/workspace`, the one writable project path), no network, no secret (the repository's secret
-files are empty inside), the repository's git directory read-only (so `git status`, `git diff`,
-`git log` and `git show` work and nothing can change the harness's repository), a timeout
-(`budgets.command_timeout_s`) and bounded output. Afterwards ourobot puts back anything the
+files are empty inside), a read-only view of the repository for git (so `git status`,
+`git diff`, `git log` and `git show` work and nothing can change the harness's repository), a
+timeout (`budgets.command_timeout_s`) and bounded output. Afterwards ourobot puts back anything the
 command changed of the worktree's `.git` file or the git directory (only possible without the
 sandbox) and says so.
 
 What the model hears: the exit code, or the limit that stopped the command, and the output —
 its start and its end when long — fenced as untrusted text with every known secret redacted.
+git inside reads a view of the repository (`app.workspace.git_view`), never its object store.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from app.loop.context import fence_output
 from app.workspace.cage.entry import Cage, CageJob, CageRun
+from app.workspace.cage.mounts import PROJECT_ROOT
 from app.workspace.worktree import Workspace
 
 
@@ -30,6 +32,10 @@ class CommandRecord:
     exit_code: int | None
     summary: str
     elapsed_s: float
+
+    def as_json(self) -> dict[str, object]:
+        first = self.command.strip().splitlines()[0] if self.command.strip() else ""
+        return {"command": first[:200], "exit_code": self.exit_code, "summary": self.summary}
 
     def short(self) -> str:
         first = self.command.strip().splitlines()[0] if self.command.strip() else ""
@@ -47,6 +53,12 @@ def run_command(
 ) -> tuple[CageRun, list[str]]:
     """Run `command` on the worktree; the run and what had to be put back afterwards."""
     masked = tuple(p for p in [*workspace.tracked(), *workspace.untracked()] if is_secret(p))
+    view = workspace.git_view(is_secret)
+    env = {"GIT_PAGER": "cat", "PAGER": "cat"}
+    if view is not None:
+        # git inside reads the view, never the real repository; it never takes a lock.
+        tree = PROJECT_ROOT if cage.isolation == "bwrap" else str(workspace.path)
+        env |= {"GIT_DIR": str(view), "GIT_WORK_TREE": tree, "GIT_OPTIONAL_LOCKS": "0"}
     before = workspace.git_state()
     run = cage.run(
         CageJob(
@@ -55,9 +67,8 @@ def run_command(
             timeout_s=timeout_s,
             what="the command",
             masked=masked,
-            git_dirs=(workspace.git_dir,),
-            # git inside reads the repository; it never tries to refresh the index with a lock.
-            env={"GIT_OPTIONAL_LOCKS": "0", "GIT_PAGER": "cat", "PAGER": "cat"},
+            git_dirs=(view,) if view is not None else (),
+            env=env,
             cancel=cancel,
         )
     )

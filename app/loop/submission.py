@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from app.loop.actions import Declared
+from app.guards.declared import Declared, covering_file
 from app.loop.apply import Refusal
 from app.loop.context import Context, feedback_text
-from app.loop.declared import covering_file
 from app.loop.landing import judge_worktree, surface_refusals
 from app.loop.proof import Baseline, GreenProof
 from app.loop.records import IterationRecord

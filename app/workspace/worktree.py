@@ -28,7 +28,7 @@ import hashlib
 import re
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ from pathlib import Path
 from app.errors import UserError
 from app.workspace.branches import BOT_BRANCH_PREFIX
 from app.workspace.git import GIT_TIMEOUT_S, GitError, git, git_bytes, repo_env
+from app.workspace.git_view import build_view
 from app.workspace.hygiene import strip_test_artifacts
 from app.workspace.staging import (
     Quarantine,
@@ -289,6 +290,16 @@ class Workspace:
     def drop_last_commit(self, to: str) -> None:
         """Move the branch back to `to` (a refused iteration is not on the branch)."""
         self.reset(to)
+
+    def git_view(self, is_secret: Callable[[str], bool]) -> Path | None:
+        """The repository as the agent's commands may see it (`app.workspace.git_view`), for
+        the current HEAD; an earlier HEAD's view is removed."""
+        head = self.head()
+        dest = self.scratch / f"view-{head[:16]}.git"
+        for old in self.scratch.glob("view-*.git"):
+            if old != dest:
+                remove_tree(old)
+        return build_view(self.admin, self.path, self.base_sha, dest, is_secret)
 
     def git_state(self) -> dict[str, bytes | None]:
         """What in the repository's git directory decides what git runs or reads, and its

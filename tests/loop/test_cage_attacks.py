@@ -274,3 +274,51 @@ def test_a_suite_that_deletes_git_ends_legibly(loop: Loop, sandbox: str):
     result = loop.run(TICKET)
     # A judged run's checkout has no .git (nothing to delete); the ticket is done.
     assert result.outcome == "ready", (result.reason, loop.progress)
+
+
+# ---- what a red-team pass found ---------------------------------------------------------------
+
+
+def test_a_committed_link_in_place_of_a_secret_file_is_never_written_through(
+    loop: Loop, sandbox: str, tmp_path: Path
+):
+    host_file = tmp_path / "host-file.txt"
+    host_file.write_text("a file of the host, 70 bytes long, that masking must never empty\n")
+    loop.repo.symlink("ops/deploy.pem", str(host_file))
+    loop.project(command=PYTEST, extra_config=f"sandbox: '{sandbox}'\n")
+    loop.models.script(IMPLEMENTER, edits_reply(FIX, WITH_ADD_TEST))
+    result = loop.run(TICKET)
+    assert host_file.read_text().startswith("a file of the host")
+    assert result.outcome == "ready", (result.reason, loop.progress)
+
+
+REBIND = "import calc\n\ncalc.add = lambda a, b: a + b\n\n\ndef test_setup():\n    assert True\n"
+FAILING_ADD = (
+    "\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n"
+    "        self.assertEqual(add(2, 3), 5)\n"
+)
+
+
+def test_a_new_module_that_rebinds_the_code_under_a_failing_base_test_is_refused(
+    loop: Loop, sandbox: str
+):
+    # The base already has the test the ticket wants passing (a red baseline); the model
+    # leaves add() wrong and adds one module that patches it.
+    tests = (
+        (loop_tests := "import unittest\n\nfrom calc import add, mul\n\n\n")
+        + (
+            "class CalcTest(unittest.TestCase):\n    def test_mul(self):\n"
+            "        self.assertEqual(mul(2, 3), 6)\n"
+        )
+        + FAILING_ADD
+    )
+    assert loop_tests
+    loop.project(command=PYTEST, extra_config=f"sandbox: '{sandbox}'\n",
+                 files={"tests/test_calc.py": tests})  # fmt: skip
+    loop.models.script(
+        IMPLEMENTER, *[edits_reply(file_block("tests/test_aaa_setup.py", REBIND))] * 3
+    )
+    result = loop.run("Make the failing test_add pass.")
+    assert result.outcome == "blocked", (result.reason, loop.progress)
+    assert {r.rule for _, r in result.refusals} == {"test-tamper"}
+    assert any("beside your test changes" in r.reason for _, r in result.refusals)

@@ -377,3 +377,48 @@ def test_a_toolchain_under_the_hosts_tmp_is_visible_over_the_sandboxs_own_tmp(
     result = run(c, project(tmp_path), "hello-tool && ls /tmp")
     assert result.passed, result.output_tail
     assert "tool-ran" in result.output_tail
+
+
+# ---- what a red-team pass found, each held as a class -------------------------------------------
+
+
+def test_ptrace_and_the_keyrings_are_denied_to_a_run(any_cage: Cage, tmp_path: Path):
+    root = project(
+        tmp_path,
+        """
+        import ctypes, platform
+        libc = ctypes.CDLL(None, use_errno=True)
+        numbers = {"x86_64": (101, 250), "aarch64": (117, 219)}[platform.machine()]
+        for name, number, args in (("ptrace", numbers[0], (16, 1, 0, 0)),
+                                   ("keyctl", numbers[1], (0, -3, 0))):
+            result = libc.syscall(number, *args)
+            print(name, result, ctypes.get_errno())
+        """,
+    )
+    result = run(any_cage, root)
+    assert result.passed, result.output_tail
+    assert "ptrace -1 1" in result.output_tail and "keyctl -1 1" in result.output_tail
+
+
+def test_a_forged_end_signal_does_not_stop_the_measuring(bwrap: str, tmp_path: Path):
+    # The supervisor's "the command ended" pipe, written from inside: the run still ends at
+    # its time limit, measured.
+    command = "echo 0 > /proc/$PPID/fd/4; sleep 60"
+    started = time.monotonic()
+    result = run(cage(bwrap), project(tmp_path), command, timeout_s=3)
+    assert result.timed_out and time.monotonic() - started < 20
+
+
+def test_a_report_that_is_a_link_is_never_followed(any_cage: Cage, tmp_path: Path):
+    outside = tmp_path / "host.xml"
+    outside.write_text('<testsuite><testcase classname="host" name="SECRET_NAME"/></testsuite>')
+    command = f'f="${{PYTEST_ADDOPTS#--junitxml=}}"; ln -sf {outside} "$f"'
+    runner = SuiteRunner(any_cage, command, timeout_s=30)
+    result = runner.run_in(project(tmp_path), timeout_s=30)
+    assert result.passed and result.junit is None
+
+
+def test_no_private_key_folder_of_etc_is_mounted(bwrap: str, tmp_path: Path):
+    root = project(tmp_path, "import os\nprint(sorted(os.listdir('/etc/ssl')))\n")
+    result = run(cage(bwrap), root)
+    assert result.passed and "'private'" not in result.output_tail and "certs" in result.output_tail

@@ -12,11 +12,31 @@ so both are compared as dotted names.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-
-from app.loop.actions import Declared
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 _PY = re.compile(r"\.py(?=::|$)")
+TRAILER = "Ourobot-Test-Change:"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A test the model says its change alters on purpose, and why (data, never trusted)."""
+
+    test: str
+    why: str
+
+
+def from_messages(messages: Iterable[str]) -> list[Declared]:
+    """The declarations in commit messages' `Ourobot-Test-Change: <test>: <why>` trailers."""
+    found: list[Declared] = []
+    for message in messages:
+        for line in message.splitlines():
+            if line.startswith(TRAILER):
+                test, _, why = line[len(TRAILER) :].strip().partition(": ")
+                if test and why:
+                    found.append(Declared(test.strip(), why.strip()))
+    return list(dict.fromkeys(found))
 
 
 def dotted(name: str) -> str:
