@@ -21,6 +21,7 @@ from reviewers.fake_servers import (
     Text,
     append_block,
     edits_reply,
+    last_message,
     replace_block,
 )
 from reviewers.providers import NO_KEY
@@ -180,7 +181,7 @@ def test_a_rejection_is_fixed_and_the_panel_approves(loop: Loop):
     assert outcome["outcome"] == "ready" and outcome["iterations"] == 2
     assert outcome["review"]["conclusion"] == "success"
     # FIX, DONE; the findings, the test, DONE: one conversation.
-    fix_prompt = loop.models.requests_for(IMPLEMENTER)[2].body["messages"][-1]["content"]
+    fix_prompt = last_message(loop.models.requests_for(IMPLEMENTER)[2].body)
     assert "add() has no test" in fix_prompt and "review panel rejected" in fix_prompt
     assert "fix round 1" in proc.stderr
     roles = [c.call.role for c in _calls(loop)]

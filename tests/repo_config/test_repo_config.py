@@ -222,7 +222,7 @@ def test_every_documented_key_is_in_the_document():
     assert list(document["models"]) == ["implementer", "planner", "scout"]
     assert list(document["budgets"]) == [
         "implementer_iterations", "fix_iterations", "test_timeout_s", "usd_per_ticket",
-        "wall_time_s",
+        "wall_time_s", "agent_steps", "command_timeout_s",
     ]  # fmt: skip
     assert list(document["merge"]) == [
         "require_human_approval", "method", "required_checks", "require_up_to_date",
