@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     cage_memory_mb: int = Field(default=4096, ge=64)
     cage_tmp_mb: int = Field(default=1024, ge=16)
     cage_disk_mb: int = Field(default=1024, ge=16)
+    # The setup phase writes more (a virtualenv, node_modules): its own disk bound, and how much
+    # of the data directory each repository's cached setups may take.
+    cage_setup_disk_mb: int = Field(default=8192, ge=16)
+    setup_cache_mb: int = Field(default=10240, ge=64)
 
     # Operator caps. A repository's config may lower these, never raise them.
     cap_usd_per_ticket: float = 5.0

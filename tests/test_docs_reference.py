@@ -32,6 +32,7 @@ DESCRIBED_DEFAULTS = {
     "version": "required",
     "models.planner": "the same",
     "models.scout": "the same",
+    "setup.network": "the public package registries",
 }
 
 

@@ -66,6 +66,7 @@ from app.loop.caging import cycle_cage, suite_runner
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, FixRound, run_cycle
 from app.loop.intake import issue_ticket
 from app.loop.metering import ModelGate
+from app.loop.setup_phase import prepare as prepare_setup
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.workspace.branches import BOT_BRANCH_PREFIX
@@ -498,6 +499,14 @@ def cycle_on_mirror(
         secrets=worker_secrets(ctx.settings, token=token),
         progress=lambda line: log.info("%s: %s", ticket.key, line),
         cancel=lambda: halts.active(installation_id) is not None,
+        setup=lambda ws: prepare_setup(
+            ws,
+            config,
+            runner.cage,
+            ctx.settings,
+            mirror.full_name,
+            cancel=lambda: halts.active(installation_id) is not None,
+        ),
     )
     worktrees = ctx.settings.data_dir / "worktrees"
     worktrees.mkdir(parents=True, exist_ok=True)

@@ -12,12 +12,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+from app.errors import ConfigError
 from app.guards.paths import ProtectedPaths
 from app.repo_config import RepoConfig
 from app.settings import Settings
-from app.workspace.cage.entry import Cage, SandboxUnavailable
+from app.workspace.cage.entry import Cage, SandboxUnavailable, find_bwrap
 from app.workspace.cage.limits import Limits, MiB
+from app.workspace.cage.toolchain import Toolchain
 from app.workspace.suite import SuiteRunner
 
 SECRET_FILE_PATTERNS = (".env", ".env.*", "secrets/**", "*.pem", "*.key")
@@ -39,7 +42,18 @@ def limits_of(settings: Settings) -> Limits:
 def cycle_cage(config: RepoConfig, settings: Settings, *, server: bool) -> Cage:
     """The cage for `config` on this machine; `SandboxUnavailable` (one line) when server mode
     may not run without the sandbox and cannot run with it."""
-    cage = Cage.for_host(config.sandbox, limits=limits_of(settings))
+    if config.toolchain_path is not None:
+        missing = [d for d in config.toolchain_path if not Path(d).is_dir()]
+        if missing:
+            raise ConfigError(
+                f"toolchain_path: {missing[0]} is not a folder on this machine; name folders "
+                "that exist here (e.g. a Python installation's bin)"
+            )
+        toolchain = Toolchain.named(config.toolchain_path)
+        cage = Cage(mode=config.sandbox, bwrap=find_bwrap(), toolchain=toolchain,
+                    limits=limits_of(settings))  # fmt: skip
+    else:
+        cage = Cage.for_host(config.sandbox, limits=limits_of(settings))
     if server and cage.isolation != "bwrap" and not settings.allow_unsandboxed:
         why = cage.warning or f"the repository's config says sandbox: {config.sandbox}"
         raise SandboxUnavailable(

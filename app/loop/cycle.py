@@ -32,6 +32,7 @@ from app.loop.metering import ModelGate
 from app.loop.planner import make_plan
 from app.loop.proof import Baseline
 from app.loop.records import IterationRecord, TestState, WorkResult
+from app.loop.setup_phase import SetupResult
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.workspace.suite import SuiteRunner
@@ -78,6 +79,8 @@ class CycleDeps:
     secrets: Sequence[str] = ()
     progress: Callable[[str], None] = lambda line: None
     cancel: Callable[[], bool] | None = None  # True when a halt is in force
+    # The setup phase (`app.loop.setup_phase.prepare`, bound to its settings and repository).
+    setup: Callable[[Workspace], SetupResult] | None = None
 
 
 @dataclass
@@ -201,8 +204,17 @@ def _in_workspace(
         return _ended(result, "blocked", f"cannot read the role prompts: {exc}", "error", "prompt")
     context = Context(ws, config, ticket, constitution=constitution, secrets=deps.secrets)
 
-    baseline = Baseline(deps.runner.run_commit(ws, "HEAD", timeout_s=deadline - time.monotonic(),
-                                               cancel=deps.cancel))  # fmt: skip
+    setup = deps.setup(ws) if deps.setup is not None else SetupResult()
+    if setup.failed is not None:
+        deps.progress(f"setup failed: {setup.failed.splitlines()[0]}")
+        return _ended(result, "blocked", f"the setup phase failed: {setup.failed}", "infra",
+                      "setup")  # fmt: skip
+    if setup.note:
+        deps.progress(setup.note)
+        result.notes.append(setup.note)
+    runner = deps.runner.with_overlays(setup.overlays)
+    baseline = Baseline(runner.run_commit(ws, "HEAD", timeout_s=deadline - time.monotonic(),
+                                          cancel=deps.cancel))  # fmt: skip
     result.baseline = baseline.run.summary()
     deps.progress(f"baseline at {request.base_sha[:12]}: tests {result.baseline}")
     if baseline.run.cancelled:
@@ -235,7 +247,7 @@ def _in_workspace(
         template=implementer_template,
         client=deps.implementer,
         gate=deps.gate,
-        runner=deps.runner,
+        runner=runner,
         baseline=baseline,
         deadline=deadline,
         progress=lambda line: deps.progress(line),

@@ -237,7 +237,8 @@ class Implementer:
         timeout = min(self.config.budgets.command_timeout_s, max(1.0, self.time_left()))
         secret = is_secret_file(self.config)
         run, restored = run_command(self.cage, self.workspace, command, timeout_s=timeout,
-                                    is_secret=secret, cancel=self.cancel)  # fmt: skip
+                                    is_secret=secret, cancel=self.cancel,
+                                    overlays=self.runner.overlays)  # fmt: skip
         if run.cancelled:
             self.halted = True
         done = record(command, run)

@@ -34,6 +34,7 @@ from app.loop.caging import cycle_cage, suite_runner
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, record_cycle, run_cycle
 from app.loop.local_start import LocalStart, git_text
 from app.loop.metering import ModelGate
+from app.loop.setup_phase import prepare as prepare_setup
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.settings import Settings
@@ -125,6 +126,14 @@ def _run(
         secrets=(*credentials.secrets(), *secrets_from_env(env)),
         progress=progress,
         cancel=lambda: halts.active(None) is not None,
+        setup=lambda ws: prepare_setup(
+            ws,
+            config,
+            runner.cage,
+            settings,
+            f"local:{repo.resolve()}",
+            cancel=lambda: halts.active(None) is not None,
+        ),
     )
     progress(f"cycle {ticket.id} on {branch} ({base_sha[:12]}), sandbox: {runner.isolation}")
     request = CycleRequest(repo, base_sha, ticket, config)

@@ -15,8 +15,11 @@ git inside reads a view of the repository (`app.workspace.git_view`), never its 
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.loop.context import fence_output
 from app.workspace.cage.entry import Cage, CageJob, CageRun
@@ -50,6 +53,7 @@ def run_command(
     timeout_s: float,
     is_secret: Callable[[str], bool],
     cancel: Callable[[], bool] | None = None,
+    overlays: tuple[tuple[Path, str], ...] = (),
 ) -> tuple[CageRun, list[str]]:
     """Run `command` on the worktree; the run and what had to be put back afterwards."""
     masked = tuple(p for p in [*workspace.tracked(), *workspace.untracked()] if is_secret(p))
@@ -60,6 +64,8 @@ def run_command(
         tree = PROJECT_ROOT if cage.isolation == "bwrap" else str(workspace.path)
         env |= {"GIT_DIR": str(view), "GIT_WORK_TREE": tree, "GIT_OPTIONAL_LOCKS": "0"}
     before = workspace.git_state()
+    # The sandbox makes a mount point in the worktree for what setup prepared: taken away after.
+    stubs = [rel for _, rel in overlays if not os.path.lexists(workspace.path / rel)]
     run = cage.run(
         CageJob(
             command,
@@ -70,13 +76,26 @@ def run_command(
             git_dirs=(view,) if view is not None else (),
             env=env,
             cancel=cancel,
+            overlays=overlays,
         )
     )
+    for relative in stubs:
+        _remove_stub(workspace.path / relative)
     restored = []
     if workspace.restore_gitfile():
         restored.append(".git")
     restored += [f".git ({name})" for name in workspace.restore_git_state(before)]
     return run, restored
+
+
+def _remove_stub(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.is_symlink():
+            return
+        if path.is_dir():
+            path.rmdir()  # only when empty: anything in it is someone's
+        elif path.is_file() and path.stat().st_size == 0:
+            path.unlink()
 
 
 def observation(run: CageRun, restored: Sequence[str], secrets: Sequence[str]) -> str:

@@ -396,6 +396,54 @@ class ImplementerConfig(_Section):
     actions_timeout_s: Annotated[int, Strict(), Field(ge=300, le=86_400)] = 7200
 
 
+# What `setup.network` allows by default: the public package registries of the common
+# ecosystems (a repository's list replaces it).
+DEFAULT_SETUP_NETWORK: tuple[str, ...] = (
+    "pypi.org",
+    "files.pythonhosted.org",
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "repo.maven.apache.org",
+    "repo1.maven.org",
+    "plugins.gradle.org",
+    "services.gradle.org",
+    "rubygems.org",
+    "index.rubygems.org",
+    "proxy.golang.org",
+    "sum.golang.org",
+    "crates.io",
+    "index.crates.io",
+    "static.crates.io",
+    "repo.packagist.org",
+)
+
+
+def _network_host(value: str) -> str:
+    """`host` or `host:port`: a name (or IPv4 address) and an optional port, nothing else."""
+    host, _, port = value.strip().partition(":")
+    if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*"
+                        r"[A-Za-z0-9])?)*", host):  # fmt: skip
+        raise ValueError(f"{value!r} is not a host name or host:port")
+    if port and not (port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"{value!r} is not a host name or host:port (a port from 1 to 65535)")
+    return value.strip().lower()
+
+
+NetworkHost = Annotated[str, Strict(), AfterValidator(_network_host)]
+
+
+class SetupConfig(_Section):
+    """The project's environment: a command run before the baseline, whose result is cached."""
+
+    # Run in the worktree, in the cage, with outbound access to `network` only; what it writes
+    # (a virtualenv, node_modules) is there for every later run and never committed.
+    command: NonEmptyText | None = None
+    network: tuple[NetworkHost, ...] = DEFAULT_SETUP_NETWORK
+    # Files (gitignore-style patterns) whose contents decide the result, with the command.
+    cache_key: tuple[PathPattern, ...] = ()
+    timeout_s: Annotated[int, Strict(), Field(ge=10, le=7200)] = 1200
+
+
 class LoopConfig(_Section):
     """How much the loop may start on its own in this repository; the operator's caps
     (`OUROBOT_CAP_CYCLES_PER_HOUR`, `OUROBOT_CAP_OPEN_PRS`) lower both further."""
@@ -448,6 +496,10 @@ class RepoConfig(_Section):
     implementer: Annotated[ImplementerConfig, _OrDefaults] = _section(ImplementerConfig)
     scout: Annotated[ScoutConfig, _OrDefaults] = _section(ScoutConfig)
     loop: Annotated[LoopConfig, _OrDefaults] = _section(LoopConfig)
+    setup: Annotated[SetupConfig, _OrDefaults] = _section(SetupConfig)
+    # The folders whose programs the sandbox has (its PATH, in order); null: the harness's own
+    # PATH, version managers' shims resolved.
+    toolchain_path: tuple[NonEmptyText, ...] | None = None
 
     @field_validator("version", mode="before")
     @classmethod

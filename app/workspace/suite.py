@@ -38,11 +38,18 @@ class SuiteRunner:
         *,
         timeout_s: float,
         is_secret: Callable[[str], bool] = lambda path: False,
+        overlays: tuple[tuple[Path, str], ...] = (),
     ) -> None:
         self.cage = cage
         self.command = command
         self.timeout_s = timeout_s
         self.is_secret = is_secret
+        # What the setup phase prepared, shown to every run at its path in the project.
+        self.overlays = overlays
+
+    def with_overlays(self, overlays: tuple[tuple[Path, str], ...]) -> SuiteRunner:
+        return SuiteRunner(self.cage, self.command, timeout_s=self.timeout_s,
+                           is_secret=self.is_secret, overlays=overlays)  # fmt: skip
 
     @property
     def isolation(self) -> Isolation:
@@ -100,6 +107,7 @@ class SuiteRunner:
                 writable_dirs=(reports,),
                 env={"PYTEST_ADDOPTS": f"--junitxml={report}"},
                 cancel=cancel,
+                overlays=self.overlays,
             )
             run = self.cage.run(job)
             return replace(run, junit=read_junit(report))

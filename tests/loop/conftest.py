@@ -24,6 +24,7 @@ from app.controls.spend_caps import Caps
 from app.loop.caging import suite_runner
 from app.loop.cycle import CycleDeps, CycleRequest, CycleResult, Reviewer, run_cycle
 from app.loop.metering import ModelGate
+from app.loop.setup_phase import prepare as prepare_setup
 from app.loop.ticket import Ticket
 from app.repo_config import ModelRef, RepoConfig, load_repo_config
 from app.settings import Settings
@@ -88,6 +89,7 @@ class Loop:
         self.ledger = Ledger(store)
         self.progress: list[str] = []
         self.runs = 0
+        self.settings = Settings(data_dir=tmp_path / "data", database_url=None)
 
     def project(
         self,
@@ -149,6 +151,7 @@ class Loop:
             secrets=(*credentials.secrets(), *env_secrets),
             progress=self.progress.append,
             cancel=cancel,
+            setup=lambda ws: prepare_setup(ws, config, runner.cage, self.settings, "local:test"),
         )
         base = self.repo.git("rev-parse", "HEAD")
         request = CycleRequest(self.repo.path, base, ticket, config, worktree_root=self.tmp)

@@ -206,7 +206,7 @@ def test_every_documented_key_is_in_the_document():
     document = RepoConfig().to_document()
     assert list(document) == [
         "version", "mode", "project", "test_command", "sandbox", "guards", "review", "models",
-        "budgets", "merge", "implementer", "scout", "loop",
+        "budgets", "merge", "implementer", "scout", "loop", "setup", "toolchain_path",
     ]  # fmt: skip
     assert document["scout"] == {"every_hours": None}
     assert list(document["guards"]) == [

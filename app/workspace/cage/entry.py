@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from app.errors import UserError
-from app.workspace.cage import launch, seccomp
+from app.workspace.cage import launch, relay, seccomp
 from app.workspace.cage.limits import (
     Enforcement,
     LimitName,
@@ -58,6 +58,7 @@ from app.workspace.cage.mounts import (
     system_args,
     write_etc,
 )
+from app.workspace.cage.network import INSIDE_PORT, INSIDE_RELAY, INSIDE_SOCKET, proxy_env
 from app.workspace.cage.toolchain import Toolchain
 from app.workspace.junit import JUnitReport
 
@@ -80,7 +81,9 @@ INFO_FD, RELEASE_FD, DONE_FD, SECCOMP_FD = 5, 3, 4, 6
 # waits to be released (fd 3): the sandbox, with its /tmp, outlives the command long enough
 # for the harness to measure what it left. The command itself (`$1`, never part of this
 # text) holds neither descriptor; its exit code is bubblewrap's.
-SUPERVISOR = '/bin/sh -c "$1" 3<&- 4>&-; rc=$?; echo "$rc" >&4; read _ <&3; exit "$rc"'
+SUPERVISOR = '"$@" 3<&- 4>&-; rc=$?; echo "$rc" >&4; read _ <&3; exit "$rc"'
+# With the setup phase's network: the relay to the proxy first, then the command (`$2`).
+RELAY_THEN = f'"$1" -I -S {INSIDE_RELAY} {INSIDE_SOCKET} {INSIDE_PORT} && exec /bin/sh -c "$2"'
 
 
 class SandboxUnavailable(UserError):
@@ -102,6 +105,10 @@ class CageJob:
     writable_dirs: tuple[Path, ...] = ()  # host folders writable at their own path (reports)
     env: Mapping[str, str] = field(default_factory=dict)
     cancel: Callable[[], bool] | None = None
+    # What the setup phase left (a virtualenv, node_modules), read-only at its project path.
+    overlays: tuple[tuple[Path, str], ...] = ()
+    # The setup phase only: the filtering proxy's socket (`network.filtering_proxy`).
+    proxy: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +243,10 @@ class Cage:
     def for_host(cls, mode: SandboxMode, **kwargs: object) -> Cage:
         """A cage for this machine: bwrap from PATH, the harness's PATH and Python."""
         return cls(mode=mode, bwrap=find_bwrap(), toolchain=Toolchain.for_host(), **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def bwrap_path(self) -> str | None:
+        return self._bwrap
 
     def describe(self) -> str:
         return f"{self.isolation}, limits by {self.enforcement.how()}"
@@ -393,12 +404,20 @@ class _Run:
         empty = self.scratch / "empty"
         empty.touch()
         args += mask_args(job.project, job.masked, empty)
+        for source, relative in job.overlays:
+            args += ["--ro-bind", str(source), f"{PROJECT_ROOT}/{relative}"]
+        if job.proxy is not None:
+            args += ["--ro-bind", str(Path(relay.__file__)), INSIDE_RELAY,
+                     "--bind", str(job.proxy), INSIDE_SOCKET]  # fmt: skip
         for path in job.writable_dirs:
             args += ["--bind", str(path), str(path)]
-        for name, value in env.items():
+        for name, value in {**env, **(proxy_env() if job.proxy is not None else {})}.items():
             args += ["--setenv", name, value]
         args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", PROJECT_ROOT]
-        return [*args, "--", "/bin/sh", "-c", SUPERVISOR, "sh", job.command]
+        command = ["/bin/sh", "-c", job.command]
+        if job.proxy is not None:
+            command = ["/bin/sh", "-c", RELAY_THEN, "sh", sys.executable, job.command]
+        return [*args, "--", "/bin/sh", "-c", SUPERVISOR, "sh", *command]
 
     # ---- waiting ------------------------------------------------------------------------------
 

@@ -1,0 +1,225 @@
+"""The setup phase and the toolchain, with real bubblewrap, a real filtering proxy (tinyproxy),
+real pip and a package index this test serves on loopback (nothing leaves the machine): a
+project whose tests need a package the worker does not have reaches a green baseline, reuses
+the prepared environment next time, and the setup reaches nothing else."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import http.server
+import io
+import shutil
+import socket
+import sys
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.loop.setup_phase import written
+from app.workspace.cage.toolchain import resolve_shims
+from reviewers.fake_servers import Text
+from tests.loop.conftest import IMPLEMENTER, Loop
+
+pytestmark = pytest.mark.slow
+PACKAGE = "ourobot_probe_dep"
+
+
+def wheel() -> tuple[str, bytes]:
+    """A one-module wheel, built by hand (no build tool needed)."""
+    name = f"{PACKAGE}-1.0-py3-none-any.whl"
+    files = {
+        f"{PACKAGE}/__init__.py": b"VALUE = 42\n",
+        f"{PACKAGE}-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: ourobot-probe-dep\n"
+        b"Version: 1.0\n",
+        f"{PACKAGE}-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\n"
+        b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+        for path, data in files.items()
+    ]
+    record.append(f"{PACKAGE}-1.0.dist-info/RECORD,,")
+    files[f"{PACKAGE}-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return name, buffer.getvalue()
+
+
+class Index:
+    """A PEP 503 simple index on 127.0.0.1 that counts the downloads."""
+
+    def __init__(self, root: Path) -> None:
+        name, data = wheel()
+        (root / "files").mkdir(parents=True)
+        (root / "files" / name).write_bytes(data)
+        project = root / "simple" / "ourobot-probe-dep"
+        project.mkdir(parents=True)
+        (project / "index.html").write_text(f'<a href="../../files/{name}">{name}</a>\n')
+        self.downloads = 0
+        index = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                return
+
+            def do_GET(self) -> None:
+                if self.path.endswith(".whl"):
+                    index.downloads += 1
+                super().do_GET()
+
+        self.server = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
+        )
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[Index]:
+    served = Index(tmp_path / "index")
+    try:
+        yield served
+    finally:
+        served.server.shutdown()
+
+
+@pytest.fixture
+def tinyproxy(bwrap: str) -> str:
+    path = shutil.which("tinyproxy")
+    if path is None:
+        pytest.skip("tinyproxy is not installed: apt-get install tinyproxy")
+    return path
+
+
+TESTS = """\
+import socket
+import unittest
+
+import ourobot_probe_dep
+
+
+class DepTest(unittest.TestCase):
+    def test_the_dependency_is_there(self):
+        self.assertEqual(ourobot_probe_dep.VALUE, 42)
+
+    def test_no_network_after_setup(self):
+        with self.assertRaises(OSError):
+            socket.create_connection(("127.0.0.1", {port}), timeout=2)
+"""
+PROBE = """\
+import socket, sys, urllib.request
+for url in ("http://127.0.0.1:{other}/", "http://127.0.0.1:{port}.evil/"):
+    try:
+        urllib.request.urlopen(url, timeout=5)
+        sys.exit("setup reached " + url)
+    except OSError:
+        pass
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2)
+    sys.exit("setup connected directly")
+except OSError:
+    pass
+if open(".env").read():
+    sys.exit("setup read the secret file")
+"""
+
+
+def test_setup_installs_a_test_dependency_through_the_proxy_and_is_reused(
+    loop: Loop, index: Index, tinyproxy: str
+):
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        other.setblocking(False)
+        port, other_port = index.port, other.getsockname()[1]
+        setup = (
+            "python3 probe_setup.py && python3 -m venv .venv && .venv/bin/pip install -q "
+            f"--disable-pip-version-check --index-url http://127.0.0.1:{port}/simple/ "
+            "ourobot-probe-dep"
+        )
+        config = (
+            f"setup: {{command: '{setup}', network: ['127.0.0.1:{port}'], "
+            "cache_key: [requirements.txt]}\n"
+        )
+        loop.project(
+            command=".venv/bin/python -m unittest discover -s tests -t . -q",
+            extra_config=config,
+            files={
+                "tests/test_dep.py": TESTS.format(port=port),
+                "probe_setup.py": PROBE.format(other=other_port, port=port),
+                "requirements.txt": "ourobot-probe-dep\n",
+                ".env": "SECRET=do-not-read-me-0123\n",
+            },
+        )
+        loop.models.script(IMPLEMENTER, Text("Nothing to change.\n\nALREADY SATISFIED"))
+        first = loop.run("Nothing to do.")
+        assert first.baseline == "passed", (first.reason, loop.progress)
+        assert any(line.startswith("setup: ran in") for line in loop.progress), loop.progress
+        assert index.downloads == 1
+        with pytest.raises(BlockingIOError):
+            other.accept()  # the setup never reached the other port
+        loop.models.script(IMPLEMENTER, Text("Nothing to change.\n\nALREADY SATISFIED"))
+        second = loop.run("Nothing to do either.", ticket_id="T-2")
+    assert second.baseline == "passed"
+    assert any(line.startswith("setup: cached") for line in loop.progress)
+    assert index.downloads == 1  # nothing reinstalled
+    # What setup wrote is the cycle's environment, never the model's work.
+    assert ".venv" not in loop.repo.git("ls-tree", "-r", "--name-only", "HEAD")
+
+
+def test_a_failing_setup_ends_the_cycle_legibly_before_any_model_call(loop: Loop, tinyproxy: str):
+    loop.project(extra_config="setup: {command: 'echo cannot install >&2; exit 3'}\n")
+    result = loop.run("Anything.")
+    assert result.outcome == "blocked" and result.error_class == "setup"
+    assert "setup.command failed (exit 3)" in result.reason and "cannot install" in result.reason
+    assert loop.models.requests_for(IMPLEMENTER) == []
+
+
+def test_what_setup_wrote_is_what_the_base_does_not_track(tmp_path: Path):
+    for path in ("src/pkg/__init__.py", "src/pkg/_version.py", ".venv/bin/python", "README"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x")
+    found = written(tmp_path, ["src/pkg/__init__.py", "README"])
+    assert sorted(found) == [".venv", "src/pkg/_version.py"]
+
+
+def test_a_version_managers_shim_resolves_to_the_real_interpreter(
+    loop: Loop, bwrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # A pyenv-style shim first on PATH: inside the sandbox it would exit 127 (its manager's
+    # files are not there); the manager says where the real interpreter is.
+    root = tmp_path / "manager" / ".pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "bin").mkdir()
+    shim = root / "shims" / "python3"
+    shim.write_text("#!/bin/sh\nexec /nonexistent/libexec/pyenv exec python3 \"$@\"\n")
+    shim.chmod(0o755)
+    manager = root / "bin" / "pyenv"
+    real = Path(sys.base_prefix)
+    manager.write_text(f"#!/bin/sh\n[ \"$1\" = prefix ] && echo {real} && exit 0\nexit 1\n")
+    manager.chmod(0o755)
+    path = f"{root / 'shims'}:/usr/bin:/bin"
+    assert str(real / "bin") in resolve_shims(path)
+    monkeypatch.setenv("PATH", path)
+    loop.project(command="python3 -c 'import sys; print(sys.prefix)'")
+    loop.models.script(IMPLEMENTER, Text("ALREADY SATISFIED"))
+    result = loop.run("Nothing to do.")
+    assert result.baseline == "passed", result.reason
+
+
+def test_a_test_command_not_found_is_said_so_with_the_sandboxs_path(loop: Loop):
+    loop.project(command="no-such-test-runner -q")
+    result = loop.run("Anything.")
+    assert result.outcome == "blocked" and result.error_class == "toolchain"
+    assert result.reason.startswith(
+        "the test command was not found inside the sandbox: `no-such-test-runner` (sandbox PATH: "
+    )
+    assert "already failed at the base" not in result.reason
+    assert loop.models.requests_for(IMPLEMENTER) == []
