@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -90,7 +91,13 @@ _SUMMARIES = pytest.StashKey[list[dict[str, Any]]]()
 
 def pytest_configure(config: pytest.Config) -> None:
     if getattr(config, "workerinput", None) is None:
-        base = config.cache.mkdir("github-traffic") if config.cache else Path(".github-traffic")
+        # `-p no:cacheprovider` leaves no `config.cache`: a folder of pytest's own tmp then.
+        cache = getattr(config, "cache", None)
+        base = (
+            cache.mkdir("github-traffic")
+            if cache
+            else Path(tempfile.gettempdir()) / "ourobot-github-traffic"
+        )
         directory = base / f"run-{os.getpid()}"
         directory.mkdir(parents=True, exist_ok=True)
         for stale in directory.glob("*.jsonl"):
