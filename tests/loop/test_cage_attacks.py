@@ -289,7 +289,8 @@ def test_a_committed_link_in_place_of_a_secret_file_is_never_written_through(
     loop.models.script(IMPLEMENTER, edits_reply(FIX, WITH_ADD_TEST))
     result = loop.run(TICKET)
     assert host_file.read_text().startswith("a file of the host")
-    assert result.outcome == "ready", (result.reason, loop.progress)
+    told = loop.models.requests_for(IMPLEMENTER)[-1].prompt_text[-3000:]
+    assert result.outcome == "ready", (result.reason, loop.progress, told)
 
 
 REBIND = "import calc\n\ncalc.add = lambda a, b: a + b\n\n\ndef test_setup():\n    assert True\n"
