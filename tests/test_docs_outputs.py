@@ -3,11 +3,13 @@
 drifts from the program fails here with a diff.
 
 Scenarios, one per group of blocks that run in one shell:
-  local-model  docs/getting-started.md: `ourobot cycle` on a small repository with a local
-               OpenAI-compatible server (a fake one serving a model named as Ollama names it),
-               and the one-line checks before a cycle (no key, a dead URL, a URL without /v1)
+  local-model  docs/getting-started.md and docs/implementer.md: `ourobot cycle` on a small
+               repository with a local OpenAI-compatible server (a fake one serving a model
+               named as Ollama names it), and the one-line checks before a cycle (no key, a
+               dead URL, a URL without /v1)
   path-a       docs/getting-started.md: the App against the local sandbox, from its manifest
                to the checks on a pull request
+  sandbox      docs/sandbox.md: `ourobot sandbox`
   demo         README.md: `make demo`, checked in tests/cli/test_demo.py against the run the
                demo tests already make (a second run would cost a minute)
 """
@@ -49,6 +51,7 @@ from tests.guards.conftest import GitRepo
 CHECKED_PAGES = [
     ROOT / "README.md",
     ROOT / "docs" / "getting-started.md",
+    ROOT / "docs" / "implementer.md",
     ROOT / "docs" / "sandbox.md",
 ]
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -194,6 +197,7 @@ def project(tmp_path: Path) -> GitRepo:
     repo.write("test_calc.py", CALC_TEST)
     repo.commit("calc")
     (repo.path / "TICKET.md").write_text(TICKET)  # untracked, as a user's would be
+    (repo.path / "TICKET-3.md").write_text(TICKET)  # docs/implementer.md's
     return repo
 
 
@@ -203,6 +207,14 @@ def test_getting_started_a_local_model(tmp_path: Path, project: GitRepo, bwrap: 
         server.script(
             LOCAL_MODEL,
             Text('Let me look at add().\n\n```bash\ngrep -n "def add" -A1 calc.py\n```\n'),
+            edits_reply(
+                replace_block("calc.py", ("    return a - b\n", "    return a + b\n")),
+                append_block("test_calc.py", "\n\ndef test_add():\n    assert add(2, 3) == 5\n"),
+            ),
+            Text("DONE"),
+            # docs/implementer.md: the same ticket as TICKET-3, with a test run first.
+            Text('```bash\ngrep -rn "def add" .\n```\n'),
+            Text("```bash\npython -m pytest -q\n```\n"),
             edits_reply(
                 replace_block("calc.py", ("    return a - b\n", "    return a + b\n")),
                 append_block("test_calc.py", "\n\ndef test_add():\n    assert add(2, 3) == 5\n"),
@@ -228,6 +240,7 @@ def test_getting_started_a_local_model(tmp_path: Path, project: GitRepo, bwrap: 
                 "no-key": session.run,
                 "dead-url": dead,
                 "no-v1": live,
+                "json": live,
             })  # fmt: skip
             # The check fails when a quoted output drifts: the same block, one word changed.
             no_key = blocks_of("local-model")["no-key"]
@@ -235,7 +248,7 @@ def test_getting_started_a_local_model(tmp_path: Path, project: GitRepo, bwrap: 
             drifted = Command(command.text, command.expected.replace("is not set", "is missing"))
             with pytest.raises(DocsDrift, match=r"getting-started\.md:\d+ \(local-model no-key\)"):
                 session.run(Block(no_key.page, no_key.line, "local-model", "no-key", (drifted,)))
-        assert [r.model for r in server.requests] == [LOCAL_MODEL] * 3
+        assert [r.model for r in server.requests] == [LOCAL_MODEL] * 7
         assert project.git("show", "ourobot/TICKET:calc.py") == "def add(a, b):\n    return a + b"
 
 
