@@ -115,6 +115,39 @@ def test_the_yaml_the_getting_started_page_shows_is_a_valid_config():
         assert yaml.safe_load(document)["models"]["implementer"]["base_url"].endswith("/v1")
 
 
+# ---- releases ------------------------------------------------------------------------------
+
+
+def test_what_the_docs_call_released_is_the_changelogs_latest_release():
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    released = re.findall(r"^## (\d+\.\d+\.\d+)\b", changelog, re.M)
+    assert released, "the CHANGELOG names no release"
+    latest = released[0]
+    assert f"Tag `v{latest}`" in changelog
+    for page in ("README.md", "docs/overview.md"):
+        said = re.findall(
+            r"released version is \**(\d+\.\d+\.\d+)\**\s+\(tag\s+`v([\d.]+)`",
+            (ROOT / page).read_text(),
+        )
+        assert said == [(latest, latest)], f"{page} calls {said} released, the CHANGELOG {latest}"
+    # No page installs from or uses a tag no release made (`@v0` was used, and never existed).
+    for path in [*DOC_PAGES, *sorted((ROOT / "docs" / "examples").glob("*.yml"))]:
+        for ref in re.findall(r"ourobot/ourobot@([\w.-]+)", path.read_text()):
+            assert ref in ("main", f"v{latest}"), f"{path.name} uses ourobot/ourobot@{ref}"
+
+
+def test_the_release_tag_exists_where_tags_were_fetched():
+    import subprocess
+
+    latest = re.findall(r"^## (\d+\.\d+\.\d+)\b", (ROOT / "CHANGELOG.md").read_text(), re.M)[0]
+    tags = subprocess.run(
+        ["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.split()
+    if not tags:
+        pytest.skip("no tags in this checkout (a shallow clone fetches none)")
+    assert f"v{latest}" in tags
+
+
 # ---- what may differ, and what may not ------------------------------------------------
 
 
