@@ -115,6 +115,21 @@ def test_the_yaml_the_getting_started_page_shows_is_a_valid_config():
         assert yaml.safe_load(document)["models"]["implementer"]["base_url"].endswith("/v1")
 
 
+def test_the_price_warning_the_getting_started_page_quotes_is_the_programs():
+    """The one quoted line no scenario prints (a cycle without prices would cost another
+    run): the text the program builds for it."""
+    from app.controls.pricing import PriceTable
+    from app.loop.local_models import unpriced
+
+    page = (ROOT / "docs" / "getting-started.md").read_text()
+    [quoted] = re.findall(r"```text\n(ourobot: warning: [^\n]*has no price[^\n]*)\n```", page)
+    model = f"openai:{LOCAL_MODEL}"
+    price = PriceTable().price(model)
+    assert price.source == "unknown"
+    said = unpriced(model, price.prices.input, price.prices.output)
+    assert quoted == f"ourobot: warning: {said}"
+
+
 # ---- releases ------------------------------------------------------------------------------
 
 
