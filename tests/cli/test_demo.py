@@ -181,6 +181,19 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(demo: DemoRun):
 
 
 @pytest.mark.slow
+def test_the_readme_quotes_what_the_demo_prints(demo: DemoRun):
+    """README.md's `make demo` block (tests/docs_check.py) against this run's steps: `make
+    demo` runs `ourobot demo`, whose steps `--json` sends to stderr unchanged."""
+    from tests.docs_check import ROOT, check_quoted, marked_blocks
+
+    assert demo.proc.returncode == 0, demo.proc.stderr[-2000:]
+    [block] = [b for b in marked_blocks([ROOT / "README.md"]) if b.scenario == "demo"]
+    assert [command.text for command in block.commands] == ["make demo"]
+    assert "\ndemo: $(STAMP)\n\t@$(BIN)/ourobot demo\n" in (ROOT / "Makefile").read_text()
+    check_quoted(block, [demo.proc.stderr], {})
+
+
+@pytest.mark.slow
 def test_the_operator_commands_show_the_demos_cycles_with_their_outcomes(demo: DemoRun):
     assert demo.proc.returncode == 0, demo.proc.stderr[-2000:]
     first, second = json.loads(demo.proc.stdout.splitlines()[-1])["tickets"]
