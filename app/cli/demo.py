@@ -44,6 +44,7 @@ from app.cli.demo_record import RequestRecord, Scrubber
 from app.gate.merge import merge_commit_of
 from app.github_client import GitHubClients
 from app.settings import load_settings
+from app.workspace.cage.entry import bwrap_problem, find_bwrap
 
 WAIT_S = 60.0
 CYCLE_WAIT_S = 180.0  # a cycle clones, asks the model and runs the tests
@@ -346,6 +347,7 @@ class Demo:
         self.scrubber = Scrubber()
         self.record = RequestRecord(record_dir, self.scrubber) if record_dir else None
         self.status_token = secrets.token_hex(24)
+        self.unsandboxed: str | None = None  # why bubblewrap cannot run here, if it cannot
 
     def tickets_as_expected(self) -> bool:
         outcomes = [t.outcome for t in self.tickets]
@@ -417,6 +419,13 @@ class Demo:
             mode = (
                 "Redis mode, tasks to the worker" if self.redis_url else "embedded mode (no Redis)"
             )
+            if self.unsandboxed is not None:
+                print(
+                    f"note: bubblewrap cannot run here ({self.unsandboxed}): the demo's own "
+                    "scripted code runs unsandboxed (OUROBOT_ALLOW_UNSANDBOXED=1); install "
+                    "bubblewrap (apt-get install bubblewrap) for the cage",
+                    file=sys.stderr,
+                )
             with self.steps.step(f"start `ourobot serve` in {mode}") as note:
                 ourobot.start()
                 control.set_webhook(f"{ourobot.url}/api/github/webhooks", secret)
@@ -501,6 +510,12 @@ class Demo:
         }
         if self.model is None:
             env["OUROBOT_MODEL_PRICES"] = json.dumps(script.SCRIPTED_PRICES)
+        bwrap = find_bwrap()
+        self.unsandboxed = "not installed" if bwrap is None else bwrap_problem(bwrap)
+        if self.unsandboxed is not None:
+            # The demo's repository and its tests are the demo's own, scripted: on a machine
+            # without bubblewrap they may run unsandboxed, said so; a real deployment may not.
+            env["OUROBOT_ALLOW_UNSANDBOXED"] = "1"
         return self.real_model_env(env)
 
     def real_model_env(self, env: dict[str, str]) -> dict[str, str]:
