@@ -111,8 +111,9 @@ def test_the_yaml_the_getting_started_page_shows_is_a_valid_config():
     assert documents
     for document in documents:
         config = load_repo_config(document)
-        assert config.models.implementer[0].id == f"openai:{LOCAL_MODEL}"
-        assert yaml.safe_load(document)["models"]["implementer"]["base_url"].endswith("/v1")
+        if "models" in yaml.safe_load(document):
+            assert config.models.implementer[0].id == f"openai:{LOCAL_MODEL}"
+            assert yaml.safe_load(document)["models"]["implementer"]["base_url"].endswith("/v1")
 
 
 def test_the_price_warning_the_getting_started_page_quotes_is_the_programs():
