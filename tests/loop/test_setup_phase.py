@@ -169,6 +169,7 @@ def test_setup_installs_a_test_dependency_through_the_proxy_and_is_reused(
         second = loop.run("Nothing to do either.", ticket_id="T-2")
     assert second.baseline == "passed"
     assert any(line.startswith("setup: cached") for line in loop.progress)
+    print("\n".join(line for line in loop.progress if line.startswith("setup:")))
     assert index.downloads == 1  # nothing reinstalled
     # What setup wrote is the cycle's environment, never the model's work.
     assert ".venv" not in loop.repo.git("ls-tree", "-r", "--name-only", "HEAD")
