@@ -23,6 +23,7 @@ import functools
 import itertools
 import logging
 import multiprocessing
+import multiprocessing.connection
 import pickle
 import select
 import signal
@@ -115,7 +116,9 @@ class InboxProcess:
         a health check answering 503 could otherwise keep every delivery away for good."""
 
         def wait_for_exit() -> None:
-            process.join()
+            # The sentinel, not join(): only one thread may reap the child. Two waiting in
+            # join() race in waitpid, and the loser sees a dead child as alive.
+            multiprocessing.connection.wait([process.sentinel])
             with self._lock:
                 if self._process is process and not self._closed:
                     self._restart_later()

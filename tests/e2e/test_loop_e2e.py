@@ -155,9 +155,11 @@ def test_a_labeled_ticket_becomes_a_pull_request_with_checks_on_its_head(where, 
 def test_a_worker_killed_mid_cycle_leaves_one_branch_one_pull_and_one_status(
     celery_loop: Deployed, fake_models: FakeModels
 ):
-    # The first attempt waits on the model long enough to be killed; the retry gets an answer.
-    fake_models.script(IMPLEMENTER, delayed(edits_reply(FIX, WITH_TEST), 8.0))
-    fake_models.default(IMPLEMENTER, edits_reply(FIX, WITH_TEST))
+    # The first attempt waits on the model long enough to be killed; the retry gets the change
+    # and then (the plugin's default) says DONE.
+    fake_models.script(
+        IMPLEMENTER, delayed(edits_reply(FIX, WITH_TEST), 8.0), edits_reply(FIX, WITH_TEST)
+    )
     _approving(fake_models)
     number = celery_loop.labeled_issue()
     wait(lambda: fake_models.requests_for(IMPLEMENTER), 60, "the cycle's first model call")
@@ -170,5 +172,5 @@ def test_a_worker_killed_mid_cycle_leaves_one_branch_one_pull_and_one_status(
     assert [b for b in celery_loop.branches() if b.startswith("ourobot/")] == [pull.head.ref]
     [status] = celery_loop.bot_comments(number)
     assert f"Opened pull request #{pull.number}" in status.body
-    # The killed call; the retry's change, then the same change again, which is nothing new.
+    # The killed call; the retry's change, then DONE.
     assert len(fake_models.requests_for(IMPLEMENTER)) == 3

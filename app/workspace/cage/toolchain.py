@@ -140,7 +140,8 @@ def _beside(shims: Path, manager: str) -> str | None:
 
 def python_toolchains() -> list[Path]:
     """The Python running ourobot (its venv and the installation behind it)."""
-    return [Path(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
+    # Ordered (the venv first) so callers and the doctor name the same directory every run.
+    return [Path(p) for p in dict.fromkeys((sys.prefix, sys.exec_prefix, sys.base_prefix))]
 
 
 def _toolchain(path: str | None, extra: Iterable[Path]) -> tuple[str, list[Path]]:
