@@ -37,7 +37,7 @@ from typing import Any, TextIO, TypeVar, cast
 import httpx
 from githubkit import GitHub, TokenAuthStrategy
 
-from app.cli import EXIT_BAD_INPUT
+from app.cli import EXIT_BAD_INPUT, demo_setup
 from app.cli import demo_script as script
 from app.cli.demo_files import Workdir, make_workdir
 from app.cli.demo_record import RequestRecord, Scrubber
@@ -49,6 +49,12 @@ from app.workspace.cage.entry import bwrap_problem, find_bwrap
 WAIT_S = 60.0
 CYCLE_WAIT_S = 180.0  # a cycle clones, asks the model and runs the tests
 T = TypeVar("T")
+
+
+def sandbox_problem() -> str | None:
+    """Why bubblewrap cannot run here, or None."""
+    bwrap = find_bwrap()
+    return "not installed" if bwrap is None else bwrap_problem(bwrap)
 
 
 class DemoFailed(Exception):
@@ -348,6 +354,8 @@ class Demo:
         self.record = RequestRecord(record_dir, self.scrubber) if record_dir else None
         self.status_token = secrets.token_hex(24)
         self.unsandboxed: str | None = None  # why bubblewrap cannot run here, if it cannot
+        self.no_setup: str | None = None  # why the setup phase cannot run here, if it cannot
+        self.index: demo_setup.PackageIndex | None = None
 
     def tickets_as_expected(self) -> bool:
         outcomes = [t.outcome for t in self.tickets]
@@ -395,16 +403,19 @@ class Demo:
                 entry = (
                     script.model_entry(self.model.id, self.model.base_url) if self.model else None
                 )
-                for rel, text in script.files(entry).items():
+                index = self.package_index()
+                for rel, text in script.files(entry, index.url if index else None).items():
                     (seed / rel).parent.mkdir(parents=True, exist_ok=True)
                     (seed / rel).write_text(text)
                 repo = control.create_repo(script.OWNER, script.REPO, seed)
                 installation_id = control.install_app(script.OWNER, [script.REPO])
-                control.set_ci_command(
-                    script.OWNER, script.REPO, [sys.executable, *script.CI_COMMAND[1:]]
-                )
+                ci = [sys.executable, *script.CI_COMMAND[1:]]
+                if index is not None:
+                    ci = demo_setup.ci_command(sys.executable, index.url)
+                control.set_ci_command(script.OWNER, script.REPO, ci)
                 note(f"{repo['full_name']} at {repo['head_sha'][:10]}: a tested Python project")
                 note(f"with a {script.INSTALL_LINES}-line INSTALL.md; CI runs pytest as ci/test")
+                self.note_setup(note, index)
             app_info = control.app_info()
             secret = secrets.token_hex(20)
             self.scrubber.add(secret, str(app_info["private_key_pem"]))
@@ -463,14 +474,59 @@ class Demo:
             anthropic.stop()
             openai.stop()
             server.stop()
+            if self.index is not None:
+                self.index.stop()
             if self.record is not None:
                 self.record.model_requests("anthropic", anthropic.requests)
                 self.record.model_requests("openai", openai.requests)
 
-    def seed_files(self) -> dict[str, str]:
-        if self.model is None:
-            return script.files()
-        return script.files(script.model_entry(self.model.id, self.model.base_url))
+    def package_index(self) -> demo_setup.PackageIndex | None:
+        """The index serving the project's test dependency, started; None where the setup
+        phase cannot run (`self.no_setup` says why)."""
+        self.unsandboxed = sandbox_problem()
+        self.no_setup = demo_setup.unavailable(self.unsandboxed)
+        if self.no_setup is not None:
+            return None
+        self.index = demo_setup.PackageIndex(self.workdir / "package-index")
+        self.index.start()
+        return self.index
+
+    def note_setup(
+        self, note: Callable[[str], None], index: demo_setup.PackageIndex | None
+    ) -> None:
+        if index is None:
+            note(f"no setup.command: {self.no_setup}, so its tests need nothing installed")
+            return
+        note(f"its tests need {demo_setup.PROJECT}, which ourobot does not have: setup.command")
+        note(f"installs it in the sandbox from a package index at {index.url},")
+        note("the one host its setup.network names (a real project's names PyPI)")
+
+    def note_setup_line(self, note: Callable[[str], None], nth: int) -> None:
+        """The `nth` ticket's setup line, from its cycle's ledger row."""
+        if self.index is None:
+            return
+
+        def recorded() -> list[str] | None:
+            found = self.setup_lines()
+            return found if len(found) > nth else None
+
+        lines = wait_for(f"cycle {nth + 1}'s setup line in the ledger", recorded)
+        note(f"{lines[nth]} (the cycle's ledger row)")
+
+    def setup_lines(self) -> list[str]:
+        """What the setup phase said in each ticket's cycle (ran, or reused from the cache)."""
+        from app.controls.ledger_query import LedgerFilter, search
+        from app.store import Store
+
+        data_dir = Path(self.ourobot.env["OUROBOT_DATA_DIR"])
+        store = Store.open(load_settings(env={}, data_dir=data_dir))
+        try:
+            rows = search(store, LedgerFilter(repo=f"{script.OWNER}/{script.REPO}",
+                                              kinds=("cycle",)))  # fmt: skip
+        finally:
+            store.close()
+        notes = [str(n) for row in rows for n in row.detail.get("notes") or []]
+        return [n for n in notes if n.startswith("setup: ")]
 
     def script_models(self, anthropic: Any, openai: Any) -> None:
         for fake, model in ((anthropic, script.REVIEWERS[0]), (openai, script.REVIEWERS[1])):
@@ -510,8 +566,6 @@ class Demo:
         }
         if self.model is None:
             env["OUROBOT_MODEL_PRICES"] = json.dumps(script.SCRIPTED_PRICES)
-        bwrap = find_bwrap()
-        self.unsandboxed = "not installed" if bwrap is None else bwrap_problem(bwrap)
         if self.unsandboxed is not None:
             # The demo's repository and its tests are the demo's own, scripted: on a machine
             # without bubblewrap they may run unsandboxed, said so; a real deployment may not.
@@ -559,6 +613,7 @@ class Demo:
             pull = wait_for(f"ourobot's pull request from {branch}", made, CYCLE_WAIT_S)
             result.pr, head = int(pull["number"]), str(pull["head"]["sha"])
             note(f"PR #{result.pr} at {head[:10]}: {self.changed(result.pr)}")
+            self.note_setup_line(note, 0)
             note("the implementer's edits were validated, committed and tested in a worktree,")
             note("then pushed over git smart HTTP with the token in a one-command header")
         self.checks(head, guards="success", review="failure")
@@ -588,6 +643,7 @@ class Demo:
             if pull is not None:
                 raise DemoFailed(f"a pull request was opened for #{number}: #{pull['number']}")
             note(f"no pull request; INSTALL.md on main keeps its {script.INSTALL_LINES} lines")
+            self.note_setup_line(note, 1)
         result.outcome = "blocked"
         return result
 

@@ -5,13 +5,16 @@ Ticket 1 is an ordinary change (add `multiply`). The first review round rejects 
 specific finding (no test for the new function); the fix round adds the test and is approved.
 Ticket 2 asks to tidy the install guide; the scripted implementer answers, every time it is
 asked, with a rewrite that cuts the 250-line guide to 30 lines: the iteration guard
-(`max_deletions_per_iteration`) refuses it each time and the ticket ends blocked.
+(`max_deletions_per_iteration`) refuses it each time and the ticket ends blocked. Where the
+setup phase can run, the project's tests need a third-party package that its `setup.command`
+installs (`demo_setup`).
 """
 
 from __future__ import annotations
 
 import json
 
+from app.cli import demo_setup
 from reviewers.fake_servers import Reply, Text, append_block, edits_reply, file_block
 from reviewers.obligations import finding_id
 from reviewers.verdict import parse_finding
@@ -77,17 +80,36 @@ def model_entry(model_id: str, base_url: str | None = None) -> str:
     return f"{{id: {json.dumps(model_id)}, base_url: {json.dumps(base_url)}}}"
 
 
-def files(model: str | None = None) -> dict[str, str]:
+FLOAT_TEST = (
+    "\n\ndef test_add_floats() -> None:\n    from calc_testkit import close\n\n"
+    "    assert close(add(0.1, 0.2), 0.3)\n"
+)
+
+
+def files(model: str | None = None, index_url: str | None = None) -> dict[str, str]:
     """The repository's files; with a real `model` (a `model_entry`) it implements and
-    reviews alone."""
-    if model is None:
-        return FILES
+    reviews alone; with `index_url` its tests need `calc-testkit`, which its setup.command
+    installs from that index (`demo_setup`)."""
     config = FILES[".github/ourobot.yml"]
-    config = config.replace(
-        f'review:\n  models: ["anthropic:{REVIEWERS[0]}", "openai:{REVIEWERS[1]}"]\n  quorum: 2\n',
-        f"review:\n  models: [{model}]\n  quorum: 1\n",
-    ).replace(f'implementer: "anthropic:{IMPLEMENTER}"', f"implementer: {model}")
-    return {**FILES, ".github/ourobot.yml": config}
+    tests = FILES["tests/test_ops.py"]
+    if model is not None:
+        config = config.replace(
+            f'review:\n  models: ["anthropic:{REVIEWERS[0]}", "openai:{REVIEWERS[1]}"]\n'
+            "  quorum: 2\n",
+            f"review:\n  models: [{model}]\n  quorum: 1\n",
+        ).replace(f'implementer: "anthropic:{IMPLEMENTER}"', f"implementer: {model}")
+    if index_url is not None:
+        host = index_url.split("/")[2]
+        setup = (
+            f"setup:\n  command: {json.dumps(demo_setup.install_command('python', index_url))}\n"
+            f"  network: [{json.dumps(host)}]\n"
+        )
+        config = config.replace(
+            'test_command: "python -m pytest -q"\n',
+            f'test_command: "PYTHONPATH={demo_setup.TARGET} python -m pytest -q"\n{setup}',
+        )
+        tests += FLOAT_TEST
+    return {**FILES, ".github/ourobot.yml": config, "tests/test_ops.py": tests}
 
 
 CI_COMMAND = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]

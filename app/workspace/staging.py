@@ -98,13 +98,17 @@ class Snapshot:
 
 
 def private_index(admin: Path, scratch: Path) -> Path:
-    """A copy of the worktree's own index (its stat data spares re-hashing unchanged files)."""
+    """A copy of the worktree's own index (its stat data spares re-hashing unchanged files).
+
+    The copy keeps the index's modification time: git re-reads a file whose stat data is as
+    new as the index ("racily clean"), and a copy stamped now would make a same-size edit made
+    in the index's own second look unchanged."""
     fd, name = tempfile.mkstemp(prefix="index-", dir=scratch)
     os.close(fd)
     index = Path(name)
     own = admin / "index"
     if own.is_file():
-        shutil.copyfile(own, index)
+        shutil.copy2(own, index)
     else:
         index.unlink()
     return index

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.demo import sandbox_problem
 from app.cli.demo_record import REDACTED, RequestRecord, Scrubber
+from app.cli.demo_setup import unavailable
 from tests.plugins.github_traffic import TrafficLog
 
 OUROBOT = Path(sys.executable).parent / "ourobot"
@@ -130,6 +132,15 @@ def test_demo_runs_the_scenario_records_it_and_exits_0(demo: DemoRun):
     )
     assert "start `ourobot serve` in embedded mode (no Redis)" in steps
     assert "250-line INSTALL.md" in steps
+    # The project's third-party test dependency, installed by its setup.command in the sandbox
+    # on ticket 1's cycle and reused from the cache on ticket 3's (where the phase can run).
+    if unavailable(sandbox_problem()) is None:
+        assert "its tests need calc-testkit, which ourobot does not have" in steps
+        ran = re.findall(r"setup: ran in [\d.]+s, cached as ([0-9a-f]{12}) \(the cycle's", steps)
+        cached = re.findall(r"setup: cached \(([0-9a-f]{12})\), [\d.]+s \(the cycle's", steps)
+        assert len(ran) == 1 and cached == ran, steps
+    else:
+        assert "no setup.command: " in steps
     # Ticket 1: ourobot's PR rejected with the finding, fixed by a fix round, approved, CI
     # green, approved by the maintainer and merged by the gate.
     assert "ourobot works #1 and opens a pull request" in steps

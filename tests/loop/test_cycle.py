@@ -180,7 +180,7 @@ def test_a_malformed_block_is_fed_back_never_a_crash(loop: Loop):
         edits_reply(FIX),
     )
     result = loop.run(TICKET)
-    assert result.outcome == "ready"
+    assert result.outcome == "ready", (result.reason, loop.progress)
     assert [(n, r.rule) for n, r in result.refusals] == [(1, "malformed")]
     assert "expected '<<<<<<< SEARCH'" in loop.prompts()[1]
 

@@ -5,89 +5,32 @@ the prepared environment next time, and the setup reaches nothing else."""
 
 from __future__ import annotations
 
-import base64
-import functools
-import hashlib
-import http.server
-import io
 import shutil
 import socket
 import sys
-import threading
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from app.cli.demo_setup import PROJECT, PackageIndex
 from app.loop.setup_phase import written
 from app.workspace.cage.toolchain import resolve_shims
 from reviewers.fake_servers import Text
 from tests.loop.conftest import IMPLEMENTER, Loop
 
 pytestmark = pytest.mark.slow
-PACKAGE = "ourobot_probe_dep"
-
-
-def wheel() -> tuple[str, bytes]:
-    """A one-module wheel, built by hand (no build tool needed)."""
-    name = f"{PACKAGE}-1.0-py3-none-any.whl"
-    files = {
-        f"{PACKAGE}/__init__.py": b"VALUE = 42\n",
-        f"{PACKAGE}-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: ourobot-probe-dep\n"
-        b"Version: 1.0\n",
-        f"{PACKAGE}-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\n"
-        b"Root-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = [
-        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
-        for path, data in files.items()
-    ]
-    record.append(f"{PACKAGE}-1.0.dist-info/RECORD,,")
-    files[f"{PACKAGE}-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-    return name, buffer.getvalue()
-
-
-class Index:
-    """A PEP 503 simple index on 127.0.0.1 that counts the downloads."""
-
-    def __init__(self, root: Path) -> None:
-        name, data = wheel()
-        (root / "files").mkdir(parents=True)
-        (root / "files" / name).write_bytes(data)
-        project = root / "simple" / "ourobot-probe-dep"
-        project.mkdir(parents=True)
-        (project / "index.html").write_text(f'<a href="../../files/{name}">{name}</a>\n')
-        self.downloads = 0
-        index = self
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                return
-
-            def do_GET(self) -> None:
-                if self.path.endswith(".whl"):
-                    index.downloads += 1
-                super().do_GET()
-
-        self.server = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
-        )
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[Index]:
-    served = Index(tmp_path / "index")
+def index(tmp_path: Path) -> Iterator[PackageIndex]:
+    # The demo's own index and wheel: one third-party package (calc-testkit) on loopback.
+    served = PackageIndex(tmp_path / "index")
+    served.start()
     try:
         yield served
     finally:
-        served.server.shutdown()
+        served.stop()
 
 
 @pytest.fixture
@@ -102,12 +45,12 @@ TESTS = """\
 import socket
 import unittest
 
-import ourobot_probe_dep
+import calc_testkit
 
 
 class DepTest(unittest.TestCase):
     def test_the_dependency_is_there(self):
-        self.assertEqual(ourobot_probe_dep.VALUE, 42)
+        self.assertTrue(calc_testkit.close(0.1 + 0.2, 0.3))
 
     def test_no_network_after_setup(self):
         with self.assertRaises(OSError):
@@ -132,7 +75,7 @@ if open(".env").read():
 
 
 def test_setup_installs_a_test_dependency_through_the_proxy_and_is_reused(
-    loop: Loop, index: Index, tinyproxy: str
+    loop: Loop, index: PackageIndex, tinyproxy: str
 ):
     with socket.socket() as other:
         other.bind(("127.0.0.1", 0))
@@ -141,8 +84,7 @@ def test_setup_installs_a_test_dependency_through_the_proxy_and_is_reused(
         port, other_port = index.port, other.getsockname()[1]
         setup = (
             "python3 probe_setup.py && python3 -m venv .venv && .venv/bin/pip install -q "
-            f"--disable-pip-version-check --index-url http://127.0.0.1:{port}/simple/ "
-            "ourobot-probe-dep"
+            f"--disable-pip-version-check --index-url {index.url} {PROJECT}"
         )
         config = (
             f"setup: {{command: '{setup}', network: ['127.0.0.1:{port}'], "
@@ -154,7 +96,7 @@ def test_setup_installs_a_test_dependency_through_the_proxy_and_is_reused(
             files={
                 "tests/test_dep.py": TESTS.format(port=port),
                 "probe_setup.py": PROBE.format(other=other_port, port=port),
-                "requirements.txt": "ourobot-probe-dep\n",
+                "requirements.txt": f"{PROJECT}\n",
                 ".env": "SECRET=do-not-read-me-0123\n",
             },
         )
@@ -200,11 +142,11 @@ def test_a_version_managers_shim_resolves_to_the_real_interpreter(
     (root / "shims").mkdir(parents=True)
     (root / "bin").mkdir()
     shim = root / "shims" / "python3"
-    shim.write_text("#!/bin/sh\nexec /nonexistent/libexec/pyenv exec python3 \"$@\"\n")
+    shim.write_text('#!/bin/sh\nexec /nonexistent/libexec/pyenv exec python3 "$@"\n')
     shim.chmod(0o755)
     manager = root / "bin" / "pyenv"
     real = Path(sys.base_prefix)
-    manager.write_text(f"#!/bin/sh\n[ \"$1\" = prefix ] && echo {real} && exit 0\nexit 1\n")
+    manager.write_text(f'#!/bin/sh\n[ "$1" = prefix ] && echo {real} && exit 0\nexit 1\n')
     manager.chmod(0o755)
     path = f"{root / 'shims'}:/usr/bin:/bin"
     assert str(real / "bin") in resolve_shims(path)

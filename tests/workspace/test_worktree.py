@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -142,6 +144,26 @@ def test_commits_strip_test_artifacts_keep_tracked_ones_and_carry_trailers(
         )
         assert (ws.path / ".gitignore").read_text() == gitignore
         assert ws.commit("nothing", Trailers("T-7", 4, "m")) is None
+
+
+def test_a_same_size_edit_in_the_index_s_own_second_is_committed(
+    user_repo: GitRepo, tmp_path: Path
+):
+    """Git trusts a file's stat data unless the file is as new as the index ("racily clean"):
+    the copy of the index a snapshot stages into must keep the index's time, or an edit that
+    keeps the size, made within the second of the checkout, is missed."""
+    base = user_repo.git("rev-parse", "HEAD")
+    with open_workspace(user_repo.path, ticket="T-8", base_sha=base, root=tmp_path) as ws:
+        target = ws.path / "app.py"
+        moment = (int(time.time()) - 100) * 10**9
+        os.utime(target, ns=(moment, moment))
+        ws.git("update-index", "-q", "--refresh")  # stat data recorded, nothing smudged
+        os.utime(ws.admin / "index", ns=(moment, moment))  # the index as new as the file
+        target.write_text(target.read_text().replace("return 1", "return 2"))  # same size
+        os.utime(target, ns=(moment, moment))
+        sha = ws.commit("ticket T-8: return 2", Trailers("T-8", 1, "m"))
+        assert sha is not None
+        assert "return 2" in ws.git("show", "HEAD:app.py")
 
 
 def test_a_bare_mirror_serves_worktrees_too(user_repo: GitRepo, tmp_path: Path):
