@@ -40,8 +40,11 @@ class SetupCache:
         marker = entry / DONE
         if not marker.is_file():
             return None
+        listed = _listed(entry)
+        if any(stored.is_symlink() for stored, _ in listed):
+            return None  # stored before links were refused: never shown, set up again
         marker.touch()
-        return _listed(entry)
+        return listed
 
     def store(self, key: str, outputs: dict[str, Path]) -> list[tuple[Path, str]]:
         """Move `outputs` (relative path -> what setup wrote) into a new entry for `key`;
