@@ -86,6 +86,22 @@ def remove_beneath(root: Path, relative: str) -> None:
         _remove_entry(parent, parts[-1])
 
 
+def remove_empty_beneath(root: Path, relative: str) -> None:
+    """Remove `root/relative` only when it is an empty folder or an empty file, reached
+    without following a link on the way (a link in its place is left alone)."""
+    try:
+        parts = _parts(relative)
+        parent = _parent_fd(root, parts, create=False)
+    except OSError:
+        return
+    with _opened(parent), contextlib.suppress(OSError):
+        info = os.lstat(parts[-1], dir_fd=parent)
+        if stat.S_ISDIR(info.st_mode):
+            os.rmdir(parts[-1], dir_fd=parent)  # only when empty: anything in it is someone's
+        elif stat.S_ISREG(info.st_mode) and info.st_size == 0:
+            os.unlink(parts[-1], dir_fd=parent)
+
+
 def remove_tree(path: Path) -> list[str]:
     """Remove `path` whole, whatever a run did to it (folders it made unlistable, links,
     paths beyond PATH_MAX); what could not be removed, in words (empty when all went)."""

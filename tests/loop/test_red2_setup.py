@@ -93,7 +93,6 @@ def test_a_cached_link_and_an_overlay_link_are_never_bound(bwrap: str, tmp_path:
 # ---- R2-S3: the mount-point stub a command's run leaves is removed through a link on the host ----
 
 
-@pytest.mark.xfail(strict=True, reason="shell._remove_stub follows a link in the stub's parents")
 def test_removing_an_overlay_stub_never_follows_a_link_out_of_the_worktree(
     loop: Loop, tinyproxy: str, tmp_path: Path
 ):
