@@ -212,3 +212,29 @@ def _show(loop: Loop, request: pytest.FixtureRequest):
     print("\n".join(loop.progress))
     for prompt in loop.prompts()[1:]:
         print("-- told:", prompt[-1500:])
+
+
+# ---- R2-C8: what the first view withholds as a credential, a command prints ----------------------
+
+TOKEN = "ghp_" + "Zq8xT3vN1mW7yR5kP2sL9dF4hJ6gB0cA2eX1"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a file the first view withholds for a credential is neither masked in the cage "
+    "nor redacted from a command's output (only secret-named paths and env values are)",
+)
+def test_a_credential_the_first_view_withholds_is_never_shown_by_a_command(
+    loop: Loop, bwrap: str
+):
+    loop.project(command=PYTEST, files={"deploy/settings.py": f'GITHUB_TOKEN = "{TOKEN}"\n'})
+    loop.models.script(
+        IMPLEMENTER,
+        bash("cat deploy/settings.py; git show HEAD:deploy/settings.py"),
+        Text("ALREADY SATISFIED"),
+    )
+    loop.run("Look at deploy/settings.py and calc.py.")
+    first, *later = loop.prompts()
+    assert TOKEN not in first  # the first view withholds it ...
+    assert "deploy/settings.py: not shown" in first
+    assert all(TOKEN not in told for told in later), "... and a command prints it"
