@@ -118,3 +118,43 @@ def test_removing_an_overlay_stub_never_follows_a_link_out_of_the_worktree(
     told = loop.prompts()[1]
     assert "swapped" in told or "VERSION" in told, told[-800:]
     assert (victim / "pkg" / "_version.py").exists(), "the harness deleted a host file"
+
+
+# ---- R2-S4: a daemon started by setup; setup's outputs written by a later command ----
+
+
+def test_a_setup_daemon_dies_and_setup_outputs_stay_read_only(
+    loop: Loop, tinyproxy: str, tmp_path: Path
+):
+    setup = (
+        "mkdir -p .deps && echo clean > .deps/mod.py && "
+        "(setsid sh -c \"sleep 4245.5; echo late > .deps/late\" >/dev/null 2>&1 &) && "
+        "(nohup sleep 4246.5 >/dev/null 2>&1 &) && echo set up"
+    )
+    loop.project(command=PYTEST, extra_config=f"setup: {{command: '{setup}', network: []}}\n")
+    poison = "echo POISON > .deps/mod.py; touch .deps/new; rm -rf .deps; ls -la .deps; exit 0"
+    loop.models.script(IMPLEMENTER, bash(poison), Text("ALREADY SATISFIED"))
+    loop.run("Nothing to do.")
+    import subprocess
+
+    left = subprocess.run(["pgrep", "-af", "sleep 424[56].5"], capture_output=True, text=True)
+    assert [line for line in left.stdout.splitlines() if "pgrep" not in line] == []
+    # The cache entry (shown to the next ticket) is as setup left it.
+    entries = list((loop.settings.data_dir / "setup-cache").glob("*/*/files/.deps/mod.py"))
+    assert [p.read_text() for p in entries] == ["clean\n"]
+    assert not any((loop.settings.data_dir / "setup-cache").glob("*/*/files/.deps/new"))
+    told = loop.prompts()[1]
+    assert "Read-only file system" in told, told[-600:]
+
+
+# ---- R2-S5: two repositories whose names fold to the same cache folder ----
+
+
+@pytest.mark.xfail(strict=True, reason="SetupCache folds '/' into '_': a/b_c and a_b/c share one")
+def test_two_repositories_never_share_a_setup_cache(tmp_path: Path):
+    from app.workspace.setup_cache import SetupCache
+
+    # GitHub names can hold '_' (repositories; Enterprise Managed Users' logins: alice_acme).
+    one = SetupCache(tmp_path, "alice_acme/tools", 10**9)
+    other = SetupCache(tmp_path, "alice/acme_tools", 10**9)
+    assert one.root != other.root
