@@ -150,7 +150,6 @@ def test_a_setup_daemon_dies_and_setup_outputs_stay_read_only(
 # ---- R2-S5: two repositories whose names fold to the same cache folder ----
 
 
-@pytest.mark.xfail(strict=True, reason="SetupCache folds '/' into '_': a/b_c and a_b/c share one")
 def test_two_repositories_never_share_a_setup_cache(tmp_path: Path):
     from app.workspace.setup_cache import SetupCache
 
