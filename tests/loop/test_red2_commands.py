@@ -224,9 +224,7 @@ TOKEN = "ghp_" + "Zq8xT3vN1mW7yR5kP2sL9dF4hJ6gB0cA2eX1"
     reason="a file the first view withholds for a credential is neither masked in the cage "
     "nor redacted from a command's output (only secret-named paths and env values are)",
 )
-def test_a_credential_the_first_view_withholds_is_never_shown_by_a_command(
-    loop: Loop, bwrap: str
-):
+def test_a_credential_the_first_view_withholds_is_never_shown_by_a_command(loop: Loop, bwrap: str):
     loop.project(command=PYTEST, files={"deploy/settings.py": f'GITHUB_TOKEN = "{TOKEN}"\n'})
     loop.models.script(
         IMPLEMENTER,
@@ -238,3 +236,38 @@ def test_a_credential_the_first_view_withholds_is_never_shown_by_a_command(
     assert TOKEN not in first  # the first view withholds it ...
     assert "deploy/settings.py: not shown" in first
     assert all(TOKEN not in told for told in later), "... and a command prints it"
+
+
+# ---- R2-C9: a committed path that git fast-import reads as quoted breaks the next git view -------
+
+
+def test_a_path_with_a_quote_never_breaks_the_next_command(loop: Loop, bwrap: str):
+    loop.project(command=PYTEST)
+    name = '"quoted name'
+    attack = f"{FIX} && {ADD} && echo x > '{name}'"
+    loop.models.script(IMPLEMENTER, bash(attack, submit=True), bash("git status --short; ls"),
+                       Text("DONE"), Text("DONE"))  # fmt: skip
+    result = loop.run(TICKET)  # must not raise
+    assert result.outcome in ("ready", "blocked"), result.reason
+
+
+# ---- R2-C10: an environment secret copied into a repository file, printed encoded ---------------
+
+ENV_SECRET = "sk-live-" + "4f9c2a7e1b3d5f6a8c0e2b4d6f8a0c1e"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="redaction is exact-match: a command prints a repository copy of a secret encoded",
+)
+def test_a_secret_in_a_repository_file_is_never_shown_encoded(loop: Loop, bwrap: str):
+    loop.project(command=PYTEST, files={"notes.txt": f"the key is {ENV_SECRET}\n"})
+    loop.models.script(IMPLEMENTER, bash("base64 -w0 notes.txt; echo; rev notes.txt"),
+                       Text("ALREADY SATISFIED"))  # fmt: skip
+    loop.run("Anything.", env_secrets=(ENV_SECRET,))
+    import base64
+
+    told = "\n".join(loop.prompts()[1:])
+    encoded = base64.b64encode(f"the key is {ENV_SECRET}\n".encode()).decode()
+    assert ENV_SECRET not in told
+    assert encoded not in told and ENV_SECRET[::-1] not in told
