@@ -31,7 +31,7 @@ from app.workspace.cage.entry import Cage, CageJob, CageRun
 from app.workspace.cage.limits import MiB
 from app.workspace.cage.network import NetworkUnavailable, filtering_proxy
 from app.workspace.setup_cache import SetupCache
-from app.workspace.tree_files import write_beneath
+from app.workspace.tree_files import remove_tree, write_beneath
 from app.workspace.worktree import Workspace
 
 Overlays = tuple[tuple[Path, str], ...]
@@ -109,6 +109,17 @@ def prepare(
     if not run.passed:
         tail = "\n".join(run.output_tail.splitlines()[-20:])
         return SetupResult(failed=f"setup.command {run.summary()}:\n{tail}", elapsed_s=elapsed)
+    links = sorted(relative for relative, path in outputs.items() if path.is_symlink())
+    if links:
+        # Shown to later runs by a bind, which resolves a link on this machine, not inside.
+        for path in outputs.values():
+            remove_tree(path)
+        return SetupResult(failed=(
+            f"setup.command left a link at {', '.join(links[:5])}: what setup writes is shown "
+            "to later runs by binding it, which would follow a link out of the sandbox, so a "
+            "link may be inside what setup wrote (.venv/bin/python) but not be one of its "
+            "top-level outputs"
+        ), elapsed_s=elapsed)  # fmt: skip
     stored = cache.store(key, outputs)
     return SetupResult(tuple(stored), False, elapsed,
                        note=f"setup: ran in {elapsed:.1f}s, cached as {key[:12]}")  # fmt: skip

@@ -15,7 +15,6 @@ git inside reads a view of the repository (`app.workspace.git_view`), never its 
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from app.loop.context import fence_output
 from app.workspace.cage.entry import Cage, CageJob, CageRun
 from app.workspace.cage.mounts import PROJECT_ROOT
+from app.workspace.tree_files import remove_empty_beneath
 from app.workspace.worktree import Workspace
 
 
@@ -80,22 +80,13 @@ def run_command(
         )
     )
     for relative in stubs:
-        _remove_stub(workspace.path / relative)
+        # Never through a link: the command may have swapped a folder on the way for one.
+        remove_empty_beneath(workspace.path, relative)
     restored = []
     if workspace.restore_gitfile():
         restored.append(".git")
     restored += [f".git ({name})" for name in workspace.restore_git_state(before)]
     return run, restored
-
-
-def _remove_stub(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        if path.is_symlink():
-            return
-        if path.is_dir():
-            path.rmdir()  # only when empty: anything in it is someone's
-        elif path.is_file() and path.stat().st_size == 0:
-            path.unlink()
 
 
 def observation(run: CageRun, restored: Sequence[str], secrets: Sequence[str]) -> str:

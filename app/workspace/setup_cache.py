@@ -1,15 +1,17 @@
 """Where a repository's prepared environments are kept between cycles, within a disk budget.
 
 An entry is what one run of the setup phase wrote into a checkout (a virtualenv, a
-`node_modules`), stored under `<data_dir>/setup-cache/<repository>/<key>/files/` at the paths
-it had in the checkout, with a `done` marker written last: an entry without it is a setup that
-did not finish and is never used. A later cycle whose key is the same (the setup command and
-the files it depends on unchanged) reuses it; every use touches the marker, and when the
-repository's entries outgrow the budget the least recently used go first (the newest is kept).
+`node_modules`), stored under `<data_dir>/setup-cache/<repository>-<digest>/<key>/files/` at
+the paths it had in the checkout, with a `done` marker written last: an entry without it is a
+setup that did not finish and is never used. A later cycle whose key is the same (the setup
+command and the files it depends on unchanged) reuses it; every use touches the marker, and
+when the repository's entries outgrow the budget the least recently used go first (the newest
+is kept).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -30,7 +32,11 @@ class SetupCache:
     """One repository's entries."""
 
     def __init__(self, data_dir: Path, repository: str, budget_bytes: int) -> None:
-        self.root = data_dir / "setup-cache" / (_SAFE.sub("_", repository.lower()) or "repo")
+        # Readable, and made unique by a digest of the name: folding alone would give
+        # alice_acme/tools and alice/acme_tools one folder, each seeing the other's entries.
+        name = repository.lower()
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        self.root = data_dir / "setup-cache" / f"{_SAFE.sub('_', name)[:80] or 'repo'}-{digest}"
         self.budget = budget_bytes
 
     def lookup(self, key: str) -> list[tuple[Path, str]] | None:
@@ -40,8 +46,11 @@ class SetupCache:
         marker = entry / DONE
         if not marker.is_file():
             return None
+        listed = _listed(entry)
+        if any(stored.is_symlink() for stored, _ in listed):
+            return None  # stored before links were refused: never shown, set up again
         marker.touch()
-        return _listed(entry)
+        return listed
 
     def store(self, key: str, outputs: dict[str, Path]) -> list[tuple[Path, str]]:
         """Move `outputs` (relative path -> what setup wrote) into a new entry for `key`;

@@ -13,9 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import subprocess
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+# Folders deeper than this are not measured (a measurement that could not be made).
+MAX_WALK_DEPTH = 256
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -86,6 +89,22 @@ def remove_beneath(root: Path, relative: str) -> None:
         _remove_entry(parent, parts[-1])
 
 
+def remove_empty_beneath(root: Path, relative: str) -> None:
+    """Remove `root/relative` only when it is an empty folder or an empty file, reached
+    without following a link on the way (a link in its place is left alone)."""
+    try:
+        parts = _parts(relative)
+        parent = _parent_fd(root, parts, create=False)
+    except OSError:
+        return
+    with _opened(parent), contextlib.suppress(OSError):
+        info = os.lstat(parts[-1], dir_fd=parent)
+        if stat.S_ISDIR(info.st_mode):
+            os.rmdir(parts[-1], dir_fd=parent)  # only when empty: anything in it is someone's
+        elif stat.S_ISREG(info.st_mode) and info.st_size == 0:
+            os.unlink(parts[-1], dir_fd=parent)
+
+
 def remove_tree(path: Path) -> list[str]:
     """Remove `path` whole, whatever a run did to it (folders it made unlistable, links,
     paths beyond PATH_MAX); what could not be removed, in words (empty when all went)."""
@@ -101,8 +120,16 @@ def remove_tree(path: Path) -> list[str]:
         parent = os.open(path.parent, _DIR_FLAGS)
     except OSError as exc:
         return [f"{path}: {exc.strerror}"]
-    with _opened(parent):
-        _remove_entry(parent, path.name, left, str(path))
+    try:
+        with _opened(parent):
+            _remove_entry(parent, path.name, left, str(path))
+    except RecursionError:
+        # A tree deeper than Python's stack (a run can nest folders thousands deep): GNU rm
+        # walks any depth and never follows a link.
+        proc = subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)],
+                              capture_output=True, check=False)  # fmt: skip
+        if proc.returncode != 0 or os.path.lexists(path):
+            left.append(f"{path}: {proc.stderr.decode(errors='replace').strip()[-200:]}")
     return left
 
 
@@ -143,10 +170,12 @@ def walk_sizes(root: Path, skip: Iterable[str] = ()) -> tuple[int, bool]:
     except OSError:
         return 0, not root.exists()
     with _opened(fd):
-        return _sizes(fd, set(skip))
+        return _sizes(fd, set(skip), 0)
 
 
-def _sizes(fd: int, skip: set[str]) -> tuple[int, bool]:
+def _sizes(fd: int, skip: set[str], depth: int) -> tuple[int, bool]:
+    if depth >= MAX_WALK_DEPTH:
+        return 0, False  # deeper than any project: not measured, so never counted as fine
     total, whole = 0, True
     try:
         names = os.listdir(fd)
@@ -169,7 +198,7 @@ def _sizes(fd: int, skip: set[str]) -> tuple[int, bool]:
             whole = False
             continue
         with _opened(child):
-            size, complete = _sizes(child, set())
+            size, complete = _sizes(child, set(), depth + 1)
         total += size
         whole = whole and complete
     return total, whole

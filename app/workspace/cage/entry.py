@@ -405,6 +405,10 @@ class _Run:
         empty.touch()
         args += mask_args(job.project, job.masked, empty)
         for source, relative in job.overlays:
+            if os.path.islink(source):
+                # bubblewrap resolves a bind's source on this machine: a link would show
+                # whatever it names here (the App's key, the data directory). Never bound.
+                continue
             args += ["--ro-bind", str(source), f"{PROJECT_ROOT}/{relative}"]
         if job.proxy is not None:
             args += ["--ro-bind", str(Path(relay.__file__)), INSIDE_RELAY,
