@@ -19,6 +19,9 @@ from pathlib import Path
 
 # Folders deeper than this are not measured (a measurement that could not be made).
 MAX_WALK_DEPTH = 256
+# What every entry costs at least, as a filesystem allocates it (du counts a block): an empty
+# file or folder still takes an inode, so a million of them must weigh something.
+ENTRY_BYTES = 4096
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -163,7 +166,8 @@ def _remove_entry(parent: int, name: str, left: list[str] | None = None, shown: 
 
 
 def walk_sizes(root: Path, skip: Iterable[str] = ()) -> tuple[int, bool]:
-    """(the apparent size of every file under `root`, whether all of it could be measured).
+    """(the size of everything under `root`, each entry at least `ENTRY_BYTES`, whether all
+    of it could be measured).
     Walks by descriptor (no PATH_MAX), never follows a link; `skip` names top-level entries."""
     try:
         fd = os.open(root, _DIR_FLAGS)
@@ -190,7 +194,7 @@ def _sizes(fd: int, skip: set[str], depth: int) -> tuple[int, bool]:
             whole = False
             continue
         if not stat.S_ISDIR(info.st_mode):
-            total += info.st_size
+            total += max(info.st_size, ENTRY_BYTES)
             continue
         try:
             child = os.open(name, _DIR_FLAGS, dir_fd=fd)
@@ -199,6 +203,6 @@ def _sizes(fd: int, skip: set[str], depth: int) -> tuple[int, bool]:
             continue
         with _opened(child):
             size, complete = _sizes(child, set(), depth + 1)
-        total += size
+        total += size + ENTRY_BYTES
         whole = whole and complete
     return total, whole
