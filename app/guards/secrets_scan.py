@@ -221,6 +221,33 @@ def token_kind(text: str) -> str | None:
     return None
 
 
+_KEY_BLOCK = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?"
+    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
+    re.DOTALL,
+)
+
+
+def redact_credentials(text: str, marker: str) -> str:
+    """`text` with every provider token (as `token_kind` finds them) and every private key
+    block replaced by `marker`: for output a model reads, where the value may come from a
+    repository file or a test rather than an environment variable ourobot knows."""
+    text = _KEY_BLOCK.sub(marker, text)
+    if not _TOKEN_HINT.search(text):
+        return text
+    for _, pattern in (*_TOKEN_PATTERNS, *_ruleset()):
+        group: str | int = "s" if "s" in pattern.groupindex else 0
+
+        def hide(match: re.Match[str], group: str | int = group) -> str:
+            secret = match.group(group)
+            if not _plausible_token(secret):
+                return match.group(0)
+            return match.group(0).replace(secret, marker)
+
+        text = pattern.sub(hide, text)
+    return text
+
+
 def scan_strings(strings: Sequence[str]) -> list[Finding]:
     """Credential strings found in a binary file (its printable runs): token formats and
     private keys, one finding for the file."""

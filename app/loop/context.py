@@ -23,6 +23,7 @@ from pathlib import Path
 
 from app.guards import ChangeSet, FileChange, Line, evaluate
 from app.guards.paths import ProtectedPaths
+from app.guards.secrets_scan import redact_credentials
 from app.loop.caging import SECRET_FILE_PATTERNS
 from app.loop.first_view import Ranking, Shown, choose, indexable, rank_files
 from app.loop.head_files import BINARY_PROBE_BYTES, Blob, read_texts, tree_blobs
@@ -33,7 +34,7 @@ from app.workspace.worktree import Workspace
 from reviewers.connectivity import build_graph, import_lines
 from reviewers.git_source import CONSTITUTION_PATH, PROMPT_OVERRIDE_DIR, read_file_at
 from reviewers.prompts import Template, Untrusted, fence, load_template, render
-from reviewers.untrusted import MIN_SECRET_CHARS, one_line
+from reviewers.untrusted import MIN_SECRET_CHARS, REDACTED, one_line
 
 MAX_SECRET_FILE_BYTES = 256 * 1024
 FILES_MAX_CHARS = 60_000
@@ -460,7 +461,8 @@ def _with_credentials(texts: dict[str, str], config: RepoConfig) -> list[str]:
 
 def fence_output(text: str, secrets: Sequence[str]) -> str:
     """Output of code ourobot ran (a command, a test run), fenced and redacted for a model."""
-    return fence(Untrusted("output", text[-FEEDBACK_MAX_CHARS:], "code"), secrets=secrets)
+    shown = redact_credentials(text[-FEEDBACK_MAX_CHARS:], REDACTED)
+    return fence(Untrusted("output", shown, "code"), secrets=secrets)
 
 
 def feedback_text(
@@ -487,6 +489,6 @@ def feedback_text(
             "The output below is ground truth: fix the cause, not the symptom."
         )
     if test_output:
-        tail = test_output[-FEEDBACK_MAX_CHARS:]
+        tail = redact_credentials(test_output[-FEEDBACK_MAX_CHARS:], REDACTED)
         parts.append(fence(Untrusted("test-output", tail, "code"), secrets=secrets))
     return "\n\n".join(parts)

@@ -355,3 +355,17 @@ def test_a_package_named_secrets_is_no_secret(repo: GitRepo):
     repo.write("src/secrets/__init__.py", '"""Reading secrets from the vault."""\n')
     repo.write("src/secrets/vault.py", "def token(name: str) -> str:\n    return VAULT[name]\n")
     assert by_rule(repo.check(base, repo.commit("pkg")), "secret") == []
+
+
+def test_output_a_model_reads_has_provider_tokens_and_private_keys_redacted():
+    from app.guards.secrets_scan import redact_credentials
+
+    token = "ghp_" + "Zq8xT3vN1mW7yR5kP2sL9dF4hJ6gB0cA2eX1"
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"
+    text = f"GITHUB_TOKEN = {token!r}\n{key}\nassert add(2, 3) == 5\n"
+    shown = redact_credentials(text, "[redacted]")
+    assert token not in shown and "MIIEow" not in shown
+    assert shown == "GITHUB_TOKEN = '[redacted]'\n[redacted]\nassert add(2, 3) == 5\n"
+    # A placeholder is not a credential, and a key cut off by a tail is still hidden.
+    assert redact_credentials("ghp_EXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLE1", "R").startswith("ghp_")
+    assert redact_credentials("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn", "R") == "R"
