@@ -16,6 +16,7 @@ there. A program that ignores the proxy variables reaches nothing.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import socket
@@ -167,7 +168,13 @@ class HostRelay:
 
     def __init__(self, path: Path, port: int) -> None:
         self.path = path
-        self.server = _Relay(str(path), _Join)
+        # A socket's path must fit sun_path (108 bytes) and a temporary folder may be deeper:
+        # bound through the folder's descriptor, the name is short wherever the folder is.
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            self.server = _Relay(f"/proc/self/fd/{folder}/{path.name}", _Join)
+        finally:
+            os.close(folder)
         self.server.target_port = port
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
