@@ -24,8 +24,10 @@ For each commit, in order, one scratch repository per library:
   `### DELETE:` for each deleted one (tool calls `write_file`/`delete_file` when a file cannot
   be written as a text block: no final newline, CR, a header-like line). When the harness says
   the submission is green it answers DONE. When a submission is refused as `test-tamper`, it
-  submits the same change once more, declaring the test files the human changed
-  (`### TEST CHANGES`): the human changed those tests on purpose. Anything else: DONE.
+  submits the same change again, declaring (`### TEST CHANGES`) the test files the human
+  changed and the tests the refusal names: measured on the human's own change, those are the
+  human's changes of expectation, made on purpose (up to `DECLARE_ROUNDS` times, while that
+  adds a declaration). Anything else: DONE.
 - `nice -n 10 ourobot cycle --repo R --ticket T --config C --model openai:replay-<sha> --json`,
   one at a time, capped by `budgets.wall_time_s` and a process timeout.
 
@@ -72,6 +74,11 @@ MIRRORS = Path(os.environ.get("OUROBOT_BENCH_MIRRORS", "/work/.mirror"))
 MAX_FILES = 20
 CYCLE_TIMEOUT_S = 420
 GREEN_MARK = "Your submission is green"
+DECLARE_ROUNDS = 3
+# The start of most blocked reasons here, left out of the per-commit lines.
+_NOT_PASSED = "the model said it was done, but nothing it submitted passed; "
+_EVERY_REFUSED = "every iteration was refused by the guards: "
+_TEST_ID = re.compile(r"[\w./-]+(?:::\w+(?:\[[^\]\s]*\])?)+")
 _TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*-by: .*$|^(Closes|Fixes|Refs|See): .*$", re.MULTILINE)
 _HEADER_LIKE = re.compile(r"^ {0,3}#{2,4}[ \t]*(FILE|APPEND|REPLACE|DELETE|TEST CHANGES)\b", re.I)
 SETUP = (
@@ -257,7 +264,7 @@ def proposal(commit: Commit, declare: Sequence[str]) -> Text | ToolCalls:
     if all(block is not None for block in blocks):
         declared = ""
         if declare:
-            declared = "\n### TEST CHANGES\n" + "".join(f"- {p}: {why}\n" for p in declare)
+            declared = "\n### TEST CHANGES\n" + "".join(f"- `{p}`: {why}\n" for p in declare)
         prose = "This is the change the ticket asks for."
         return Text("\n".join([prose, "", *[b for b in blocks if b], declared]).rstrip() + "\n")
     calls = [as_tool_call(change) for change in commit.changes]
@@ -268,13 +275,15 @@ def proposal(commit: Commit, declare: Sequence[str]) -> Text | ToolCalls:
 
 
 class HonestModel:
-    """The first answer is the human's change; green -> DONE; a `test-tamper` refusal -> the
-    same change with the human's test files declared, once; anything else -> DONE."""
+    """The first answer is the human's change; green -> DONE. A `test-tamper` refusal -> the
+    same change again, declaring the test files the human changed and the tests the refusal
+    names (measured on the human's own change, they are the human's changes of expectation),
+    while that adds a declaration, at most `DECLARE_ROUNDS` times. Anything else -> DONE."""
 
     def __init__(self, commit: Commit) -> None:
         self.commit = commit
         self.turns = 0
-        self.declared = False
+        self.declared: list[str] = []
 
     def respond(self, last: str) -> Text | ToolCalls:
         self.turns += 1
@@ -282,11 +291,18 @@ class HonestModel:
             return proposal(self.commit, [])
         if GREEN_MARK in last:
             return Text("All of the ticket is done.\n\nDONE")
-        tests = self.commit.test_files
-        if "test-tamper" in last and tests and not self.declared:
-            self.declared = True
-            return proposal(self.commit, tests)
+        if "test-tamper" in last and self.turns <= DECLARE_ROUNDS + 1:
+            more = [*self.commit.test_files, *named_tests(last)]
+            declare = list(dict.fromkeys([*self.declared, *more]))
+            if len(declare) > len(self.declared):
+                self.declared = declare
+                return proposal(self.commit, declare)
         return Text("I have nothing else to propose.\n\nDONE")
+
+
+def named_tests(message: str) -> list[str]:
+    """The test ids a refusal names (`tests.test_a.TestA::test_b[param]`)."""
+    return [m.group(0) for m in _TEST_ID.finditer(message)]
 
 
 # ---- one cycle ------------------------------------------------------------------------------
@@ -300,7 +316,7 @@ def config_text(timeout_s: int) -> str:
         f"setup: {{command: {json.dumps(SETUP)}, cache_key: [pyproject.toml, setup.py, "
         "setup.cfg]}\n"
         f"budgets: {{wall_time_s: {timeout_s}, test_timeout_s: {timeout_s // 2}, "
-        "implementer_iterations: 3, agent_steps: 8}\n"
+        "implementer_iterations: 5, agent_steps: 10}\n"
     )
 
 
@@ -398,7 +414,7 @@ def classify(commit: Commit, repo: Path, work: Path, code: int | None, stdout: s
         if off:
             return "partial", "missing: " + ", ".join(off[:3]), ""
         return "landed", "", ""
-    return "refused", refusal_class(result, detail, reason), reason.splitlines()[0][:200]
+    return "refused", refusal_class(result, detail, reason), reason.splitlines()[0]
 
 
 def refusal_class(result: dict[str, object], detail: dict[str, object], reason: str) -> str:
@@ -438,7 +454,8 @@ def commit_line(outcome: Outcome) -> str:
         f"{outcome.setup_s:5.1f}s {'cached' if outcome.setup_cached else 'ran'}")  # fmt: skip
     verdict = outcome.verdict + ("+declared" if outcome.declared else "")
     why = f" {outcome.why}" if outcome.why else ""
-    extra = f" | {outcome.detail}" if outcome.detail and outcome.verdict != "landed" else ""
+    detail = outcome.detail.removeprefix(_NOT_PASSED).removeprefix(_EVERY_REFUSED)
+    extra = f" | {detail[:150]}" if detail and outcome.verdict != "landed" else ""
     return (f"  {commit.sha[:10]} {commit.title[:44]:<44} {verdict:<16}{why}{extra} "
             f"[setup {setup}, {outcome.seconds:.0f}s]")  # fmt: skip
 
@@ -454,7 +471,9 @@ def table_row(label: str, tally: Tally) -> str:
 
 def print_setup(outcomes: Sequence[Outcome]) -> None:
     for cached, label in ((False, "uncached"), (True, "cached")):
-        times = sorted(o.setup_s for o in outcomes if o.setup_cached is cached and o.setup_s)
+        times = sorted(
+            o.setup_s for o in outcomes if o.setup_cached is cached and o.setup_s is not None
+        )
         if times:
             mid = times[len(times) // 2]
             print(f"setup {label}: {len(times)} run(s), median {mid:.1f}s, "
