@@ -78,9 +78,18 @@ def refused_by(records: Sequence[IterationRecord]) -> str:
             if known is None or (known.path is None and refusal.path):
                 first[refusal.rule] = refusal
     rules = ", ".join(
-        f"{rule} ({display(r.path) + ': ' if r.path else ''}{' '.join(r.reason.split())[:160]})"
+        f"{rule} ({display(r.path) + ': ' if r.path else ''}{_clipped(r.reason)})"
         for rule, r in first.items()
     )
     if len(refused) == len(records):
         return f"; every iteration was refused by the guards: {rules}"
     return f"; {len(refused)} of {len(records)} iteration(s) were refused by the guards: {rules}"
+
+
+def _clipped(reason: str, limit: int = 160) -> str:
+    """`reason` on one line within `limit` characters, its start and its end kept: a guard
+    names what it measured first and the limit it broke last ("..., over the limit of 5")."""
+    text = " ".join(reason.split())
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 45].rstrip()} ... {text[-40:].lstrip()}"

@@ -347,3 +347,17 @@ def test_the_blocked_reason_counts_refused_iterations_and_names_each_rule_once()
     assert "deletions (40 lines deleted, over the limit of 5)" in said
     assert "41 lines" not in said and "symlink (docs/" in said and "\x1b" not in said
     assert refused_by([second]) == ""
+
+
+def test_a_long_refusal_in_the_blocked_reason_keeps_the_limit_it_broke():
+    from app.loop.apply import Refusal
+    from app.loop.records import IterationRecord, refused_by
+
+    record = IterationRecord(1, "implement")
+    files = ", ".join(f"src/package/module_{n}.py {n}" for n in range(6))
+    reason = f"30 lines removed without replacement ({files}), over the limit of 5"
+    record.refusals = [Refusal("deletions", None, reason)]
+    said = refused_by([record])
+    assert "deletions (30 lines removed without replacement (src/package/module_0.py" in said
+    assert said.endswith(", over the limit of 5)") and " ... " in said
+    assert len(said) < len(reason) + 60
