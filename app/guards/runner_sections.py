@@ -13,24 +13,36 @@ The runner sections: pytest's (`[tool.pytest]` and `[tool.pytest.ini_options]`, 
 environments (`[tool.hatch.envs.*]`, where `hatch test` and its scripts are defined) and
 coverage's (`[tool.coverage.*]`, `[coverage:*]`: its `fail_under` fails a run that passed).
 In an INI file, `[DEFAULT]` is read into every section, so a change there reaches them too.
+tox's and hatch's sections decide a run only when the test command goes through tox or hatch
+(or through a recipe or script that might): a project testing with `python -m pytest` may
+change its tox environments like any other tool's settings.
 """
 
 from __future__ import annotations
 
 import configparser
 import fnmatch
+import shlex
 import tomllib
 from typing import Any
 
-# Tables of pyproject.toml, as key paths under its root.
-_TOML_TABLES = (
-    ("tool", "pytest"),
-    ("tool", "tox"),
-    ("tool", "hatch", "envs"),
-    ("tool", "coverage"),
+# Tables of pyproject.toml, as key paths under its root, each with the environment manager
+# that reads it (None: whatever runs the tests reads it).
+_TOML_TABLES: tuple[tuple[tuple[str, ...], str | None], ...] = (
+    (("tool", "pytest"), None),
+    (("tool", "tox"), "tox"),
+    (("tool", "hatch", "envs"), "hatch"),
+    (("tool", "coverage"), None),
 )
 # Sections of setup.cfg and tox.ini (fnmatch patterns, case-sensitive as the tools read them).
-_INI_SECTIONS = ("pytest", "tool:pytest", "tox", "tox:*", "testenv", "testenv:*", "coverage:*")
+_INI_SECTIONS: tuple[tuple[str, str | None], ...] = (
+    ("pytest", None), ("tool:pytest", None), ("coverage:*", None),
+    ("tox", "tox"), ("tox:*", "tox"), ("testenv", "tox"), ("testenv:*", "tox"),
+)  # fmt: skip
+MANAGERS = frozenset({"tox", "hatch"})
+# Programs that hand the run to something this module cannot read (a recipe, a script): the
+# managers' sections may decide it, so they count.
+_OPAQUE = frozenset({"make", "gmake", "just", "sh", "bash", "nox", "invoke", "npm", "poetry"})
 FILES = ("pyproject.toml", "setup.cfg", "tox.ini")
 # A parser's complaint can quote the file: this much of it is shown.
 _SHOWN = 160
@@ -40,12 +52,29 @@ class Unparsable(ValueError):
     """A side of the file that its tools could not read either."""
 
 
-def runner_change(name: str, base: str | None, head: str | None) -> str | None:
-    """Why the change of the project file `name` (`FILES`; each side's text, None when absent)
-    changes how the test run is configured, or None when it leaves the runner sections alone."""
-    toml = name.casefold() == "pyproject.toml"
+def managers_run(test_command: str) -> frozenset[str]:
+    """The environment managers (`MANAGERS`) the test command may go through: those it names,
+    or all of them when it hands the run to a recipe or a script."""
     try:
-        old, new = (_toml(text) if toml else _ini(text) for text in (base, head))
+        words = shlex.split(test_command)
+    except ValueError:
+        words = test_command.split()
+    names = {word.rsplit("/", 1)[-1] for word in words}
+    if names & _OPAQUE or any(name.endswith((".sh", ".py")) for name in names):
+        return MANAGERS
+    return frozenset(names & MANAGERS)
+
+
+def runner_change(
+    name: str, base: str | None, head: str | None, managers: frozenset[str] = MANAGERS
+) -> str | None:
+    """Why the change of the project file `name` (`FILES`; each side's text, None when absent)
+    changes how the test run is configured, or None when it leaves the runner sections alone.
+    The sections of an environment manager count only when the test run goes through it
+    (`managers`, from `managers_run`): `python -m pytest` never reads `[testenv]`."""
+    read = _toml if name.casefold() == "pyproject.toml" else _ini
+    try:
+        old, new = (read(text, managers) for text in (base, head))
     except Unparsable as exc:
         return f"{name} does not parse ({exc}), so it cannot be read section by section"
     names = dict.fromkeys([*old, *new])
@@ -57,7 +86,7 @@ def runner_change(name: str, base: str | None, head: str | None) -> str | None:
     return f"{name}: {shown}{more} changed, where the test runner's configuration is read"
 
 
-def _toml(text: str | None) -> dict[str, Any]:
+def _toml(text: str | None, managers: frozenset[str]) -> dict[str, Any]:
     """The runner tables a pyproject.toml holds, by dotted name: one per sub-table, so that a
     change names `[tool.coverage.report]` rather than all of coverage."""
     try:
@@ -65,7 +94,9 @@ def _toml(text: str | None) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise Unparsable(str(exc)[:_SHOWN]) from exc
     found: dict[str, Any] = {}
-    for path in _TOML_TABLES:
+    for path, manager in _TOML_TABLES:
+        if manager is not None and manager not in managers:
+            continue
         table = _lookup(data, path)
         if table is None:
             continue
@@ -89,7 +120,7 @@ def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> Any:
     return table
 
 
-def _ini(text: str | None) -> dict[str, Any]:
+def _ini(text: str | None, managers: frozenset[str]) -> dict[str, Any]:
     """The runner sections of an INI file, each as the values its tools read (`[DEFAULT]`'s
     included, interpolation left alone). Duplicate sections or keys do not parse, as for tox."""
     parser = configparser.ConfigParser(interpolation=None)
@@ -102,5 +133,8 @@ def _ini(text: str | None) -> dict[str, Any]:
     return {
         section: dict(parser.items(section, raw=True))
         for section in parser.sections()
-        if any(fnmatch.fnmatchcase(section, pattern) for pattern in _INI_SECTIONS)
+        if any(
+            fnmatch.fnmatchcase(section, pattern) and (manager is None or manager in managers)
+            for pattern, manager in _INI_SECTIONS
+        )
     }

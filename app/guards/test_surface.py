@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import pathspec
 
 from app.guards.changes import ChangeSet, FileChange, Line
-from app.guards.runner_sections import FILES, runner_change
+from app.guards.runner_sections import FILES, managers_run, runner_change
 from app.repo_config import DEFAULT_TEST_INFRASTRUCTURE
 
 _MAKEFILES = frozenset({"makefile", "gnumakefile", "justfile"})
@@ -292,7 +292,8 @@ def surface_reason(
     if lower.endswith(".pth"):
         return "a .pth file runs code at every Python start"
     if lower in FILES:
-        return runner_change(name, read("base", path), read("head", path))
+        managers = managers_run(test_command)
+        return runner_change(name, read("base", path), read("head", path), managers)
     if lower == "package.json":
         sections = [_package_sections(read(rev, path)) for rev in ("base", "head")]
         if sections[0] != sections[1]:

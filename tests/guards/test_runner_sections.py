@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.guards.runner_sections import runner_change
+from app.guards.runner_sections import managers_run, runner_change
 
 PYPROJECT = """\
 [project]
@@ -135,3 +135,34 @@ def test_many_sections_changed_are_named_three_at_most():
         "tox.ini: [testenv:e0], [testenv:e1], [testenv:e2] and 2 more changed, where the test "
         "runner's configuration is read"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "managers"),
+    [
+        (".venv/bin/python -m pytest", set()),
+        ("python3 -m unittest discover -s tests", set()),
+        ("tox -e py311", {"tox"}),
+        ("python -m tox", {"tox"}),
+        ("hatch test", {"hatch"}),
+        ("make test", {"tox", "hatch"}),  # a recipe may run either: they count
+        ("./run-tests.sh", {"tox", "hatch"}),
+        ("sh -c 'pytest'", {"tox", "hatch"}),
+    ],
+)
+def test_the_managers_a_test_command_goes_through(command, managers):
+    assert managers_run(command) == managers
+
+
+def test_a_managers_sections_count_only_when_the_test_run_goes_through_it():
+    head = TOX_INI.replace("deps = pytest", "deps = pytest\n    mypy")
+    pyproject = PYPROJECT + '\n[tool.tox.env.typing]\ncommands = [["mypy", "src"]]\n'
+    pytest_only = managers_run(".venv/bin/python -m pytest")
+    assert runner_change("tox.ini", TOX_INI, head, pytest_only) is None
+    assert runner_change("pyproject.toml", PYPROJECT, pyproject, pytest_only) is None
+    assert runner_change("tox.ini", TOX_INI, head, managers_run("tox")) == (
+        "tox.ini: [testenv] changed, where the test runner's configuration is read"
+    )
+    # pytest's own sections count whatever runs it.
+    changed = PYPROJECT.replace('addopts = "-q"', 'addopts = "-q -p no:randomly"')
+    assert runner_change("pyproject.toml", PYPROJECT, changed, pytest_only) is not None
