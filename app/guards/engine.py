@@ -46,6 +46,7 @@ def evaluate(
     *,
     config_source: str = "defaults",
     iteration: bool = False,
+    declared: frozenset[str] = frozenset(),
 ) -> GuardResult:
     """Apply every rule the config leaves on. Same input, same result: a rule that reads the
     trees of a repository change reads them whole or fails."""
@@ -61,6 +62,7 @@ def evaluate(
         if guards.test_infrastructure
         else None,
         test_command=config.test_command,
+        declared=declared if iteration else frozenset(),
     )
     off = rules_off(policy)
     if iteration and config.mode == "pro":
@@ -161,9 +163,11 @@ def check_iteration(
     load_limit: int = DEFAULT_LOAD_LIMIT,
     git_env: Mapping[str, str] | None = None,
     tree: str | None = None,
+    declared: frozenset[str] = frozenset(),
 ) -> GuardResult:
     """Judge what `git add -A` would commit in `worktree` against `base_rev`, before it is
-    committed; the worktree and its index are left untouched.
+    committed; the worktree and its index are left untouched. `declared`: test files whose
+    change the iteration declared (`Policy.declared`).
 
     A cycle's worktree passes `git_env` (its repository named explicitly, never found through
     the worktree, whose `.git` code under test may have rewritten) and `tree`, the snapshot it
@@ -174,4 +178,6 @@ def check_iteration(
         changes = changes_between(
             git, base_tree, head_tree, load_limit=load_limit, source="worktree"
         )
-    return evaluate(changes, config, config_source=config_source, iteration=True)
+    return evaluate(
+        changes, config, config_source=config_source, iteration=True, declared=declared
+    )

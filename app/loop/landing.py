@@ -57,10 +57,10 @@ def land_edits(
 
 
 def judge_worktree(
-    workspace: Workspace, config: RepoConfig
+    workspace: Workspace, config: RepoConfig, declared: frozenset[str] = frozenset()
 ) -> tuple[list[Refusal], Snapshot | None]:
     """The guards' iteration check over the worktree as it stands: (refusals, None), or
-    ([], the snapshot to commit)."""
+    ([], the snapshot to commit). `declared`: test files whose change the model declared."""
     try:
         snapshot = workspace.snapshot(config.guards.max_diff_bytes)
     except OversizedFile as exc:
@@ -68,6 +68,7 @@ def judge_worktree(
     result = check_iteration(
         workspace.path, "HEAD", config, config_source="base",
         git_env=workspace.env(quarantine=snapshot.quarantine), tree=snapshot.tree,
+        declared=declared,
     )  # fmt: skip
     if result.violations:
         snapshot.discard()

@@ -265,11 +265,18 @@ class GreenProof:
 
     def _test_changes(self) -> tuple[dict[str, bytes], list[str]]:
         """(the base's content of every test file the change modified or deleted, the test
-        files it added)."""
+        files it added); a deleted file a declaration covers is left out, and disclosed."""
         put_back: dict[str, bytes] = {}
         taken_away: list[str] = []
         for change in self.ws.changes(self.ws.base_sha):
             old = change.old_path or change.path
+            entry = covering_file(old, self.declared) if change.status == "D" else None
+            if entry is not None:
+                # Removed on purpose (a removed feature's tests): put back, it could only fail
+                # on the code it tested, and a collection error would stop every other test.
+                if not any(d.test == old for d in self.disclosed):
+                    self.disclosed.append(Declared(old, entry.why))
+                continue
             if change.status in ("M", "T", "D", "R") and language_of_test(old) is not None:
                 content = self.ws.read_at(self.ws.base_sha, old)
                 if content is not None:

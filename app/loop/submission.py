@@ -67,11 +67,13 @@ class Submitter:
         refusals = surface_refusals(ws, self.config, self.ticket, paths)
         snapshot = None
         if not refusals:
-            refusals, snapshot = judge_worktree(ws, self.config)
+            covered = self._covered(paths, declared, record)
+            refusals, snapshot = judge_worktree(ws, self.config, covered)
             refusals = self._declared(refusals, declared, record)
         if refusals or snapshot is None:
             ws.reset("HEAD")
             record.refusals = refusals
+            record.disclosed = []  # nothing of a refused submission reaches the branch
             return Verdict(feedback=self._refused(refusals))
         parent = ws.head()
         changes = tuple((d.test, d.why) for d in declared)
@@ -104,6 +106,7 @@ class Submitter:
         if proof:
             self.workspace.reset(parent)  # the refused commit is not on the branch
             record.commit = None
+            record.disclosed = []
             record.refusals = proof
             record.tests = "failed"
             record.test_summary = "passed, but not earned (test-tamper)"
@@ -119,6 +122,25 @@ class Submitter:
     def _deleted(self) -> list[str]:
         _, out = self.workspace.git_raw("ls-files", "-z", "--deleted")
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def _covered(
+        self, paths: Sequence[str], declared: Sequence[Declared], record: IterationRecord
+    ) -> frozenset[str]:
+        """The changed test files a declaration covers: what they lose (a removed feature's
+        tests) is disclosed on the record, not measured as destruction."""
+        covered = set()
+        for path in dict.fromkeys(paths):
+            entry = covering_file(path, declared)
+            if entry is not None:
+                covered.add(path)
+                said = Declared(
+                    f"{path}: changed as declared; the lines it lost were not counted against "
+                    "the iteration's deletion limit",
+                    entry.why,
+                )
+                if said not in record.disclosed:
+                    record.disclosed.append(said)
+        return frozenset(covered)
 
     def _declared(
         self, refusals: list[Refusal], declared: Sequence[Declared], record: IterationRecord

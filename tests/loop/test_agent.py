@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from reviewers.fake_servers import Reactive, Text, ToolCall, edits_reply, file_block
-from tests.loop.conftest import IMPLEMENTER, PYTEST, Loop
+from tests.loop.conftest import CALC, IMPLEMENTER, PYTEST, Loop
 
 pytestmark = pytest.mark.slow
 
@@ -197,6 +197,53 @@ def test_declared_test_changes_are_disclosed_not_refused(loop: Loop):
     assert second.disclosed and "criterion 1" in second.disclosed[0].why
     trailers = loop.repo.git("log", "-1", "--format=%B", "ourobot/T-1")
     assert "Ourobot-Test-Change: tests/test_calc.py::CalcTest::test_mul: the ticket" in trailers
+
+
+LEGACY_TESTS = """\
+import unittest
+
+from calc import legacy_total
+
+
+class LegacyTest(unittest.TestCase):
+    def test_empty(self):
+        self.assertEqual(legacy_total([]), 0)
+
+    def test_one(self):
+        self.assertEqual(legacy_total([4]), 4)
+
+    def test_many(self):
+        self.assertEqual(legacy_total([1, 2, 3]), 6)
+"""
+
+
+def test_a_declared_removal_of_a_removed_features_tests_lands(loop: Loop):
+    # 16 lines of tests go with the feature: over the deletion limit (5), but declared.
+    loop.project(command=PYTEST, files={
+        "calc.py": CALC + "\n\ndef legacy_total(values):\n    return sum(values)\n",
+        "tests/test_legacy.py": LEGACY_TESTS,
+    })  # fmt: skip
+    removal = (
+        "### REPLACE: calc.py\n```\n<<<<<<< SEARCH\n\n\ndef legacy_total(values):\n"
+        "    return sum(values)\n=======\n>>>>>>> REPLACE\n```\n\n"
+        "### DELETE: tests/test_legacy.py\n"
+    )
+    declared = (
+        "\n### TEST CHANGES\n- tests/test_legacy.py: legacy_total() is removed by the ticket, "
+        "and its tests with it (criterion 1)\n"
+    )
+    loop.models.script(IMPLEMENTER, Text(removal), Text(removal + declared), Text("DONE"))
+    result = loop.run("Remove legacy_total(): nobody calls it (criterion 1).")
+    assert result.outcome == "ready", (result.reason, loop.progress)
+    first, second = result.iterations
+    assert {r.rule for r in first.refusals} >= {"deletions"} and first.commit is None
+    assert not first.disclosed  # a refused submission discloses nothing
+    assert second.commit is not None
+    said = [d.test for d in second.disclosed]
+    assert any(t.startswith("tests/test_legacy.py: changed as declared") for t in said), said
+    assert "tests/test_legacy.py" not in loop.repo.git(
+        "ls-tree", "-r", "--name-only", "ourobot/T-1"
+    )
 
 
 def test_the_same_actions_arrive_as_tool_calls(loop: Loop):
