@@ -23,11 +23,11 @@ For each commit, in order, one scratch repository per library:
   `### FILE:` block with the human's new content for each added or modified file and a
   `### DELETE:` for each deleted one (tool calls `write_file`/`delete_file` when a file cannot
   be written as a text block: no final newline, CR, a header-like line). When the harness says
-  the submission is green it answers DONE. When a submission is refused as `test-tamper`, it
-  submits the same change again, declaring (`### TEST CHANGES`) the test files the human
-  changed and the tests the refusal names: measured on the human's own change, those are the
-  human's changes of expectation, made on purpose (up to `DECLARE_ROUNDS` times, while that
-  adds a declaration). Anything else: DONE.
+  the submission is green it answers DONE. When a submission is refused as `test-tamper` or
+  `deletions`, it submits the same change again, declaring (`### TEST CHANGES`) the test files
+  the human changed and the tests the refusal names: measured on the human's own change, those
+  are the human's changes of expectation, made on purpose (up to `DECLARE_ROUNDS` times, while
+  that adds a declaration). Anything else: DONE.
 - `nice -n 10 ourobot cycle --repo R --ticket T --config C --model openai:replay-<sha> --json`,
   one at a time, capped by `budgets.wall_time_s` and a process timeout.
 
@@ -275,10 +275,11 @@ def proposal(commit: Commit, declare: Sequence[str]) -> Text | ToolCalls:
 
 
 class HonestModel:
-    """The first answer is the human's change; green -> DONE. A `test-tamper` refusal -> the
-    same change again, declaring the test files the human changed and the tests the refusal
-    names (measured on the human's own change, they are the human's changes of expectation),
-    while that adds a declaration, at most `DECLARE_ROUNDS` times. Anything else -> DONE."""
+    """The first answer is the human's change; green -> DONE. A `test-tamper` or `deletions`
+    refusal -> the same change again, declaring the test files the human changed and the tests
+    the refusal names (measured on the human's own change, they are the human's changes of
+    expectation), while that adds a declaration, at most `DECLARE_ROUNDS` times. Anything
+    else -> DONE."""
 
     def __init__(self, commit: Commit) -> None:
         self.commit = commit
@@ -291,7 +292,8 @@ class HonestModel:
             return proposal(self.commit, [])
         if GREEN_MARK in last:
             return Text("All of the ticket is done.\n\nDONE")
-        if "test-tamper" in last and self.turns <= DECLARE_ROUNDS + 1:
+        refused = "test-tamper" in last or "deletions" in last
+        if refused and self.turns <= DECLARE_ROUNDS + 1:
             more = [*self.commit.test_files, *named_tests(last)]
             declare = list(dict.fromkeys([*self.declared, *more]))
             if len(declare) > len(self.declared):

@@ -164,7 +164,9 @@ class Submitter:
             notes.append(
                 "A submission may not destroy existing content: change the lines that must "
                 "change (REPLACE, or a command such as sed), or add text (APPEND); never rewrite "
-                "a long file from memory."
+                "a long file from memory. Lines a test file loses on purpose (the tests of a "
+                "removed feature) are not counted when you declare that file under "
+                "`### TEST CHANGES` with the reason."
             )
         return feedback_text(
             refusals=[refusal.line() for refusal in refusals],
