@@ -3,7 +3,6 @@ model or a test was shown, a marker on the host, the setup cache's contents)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,14 +13,6 @@ from tests.loop.conftest import IMPLEMENTER, PYTEST, Loop
 pytestmark = pytest.mark.slow
 
 HOST_SECRET = "HOST-ONLY-PRIVATE-KEY-7f3a9c"
-
-
-@pytest.fixture
-def tinyproxy(bwrap: str) -> str:
-    path = shutil.which("tinyproxy")
-    if path is None:
-        pytest.skip("tinyproxy is not installed: apt-get install tinyproxy")
-    return path
 
 
 def bash(command: str) -> Text:
@@ -40,7 +31,7 @@ def host_secret(tmp_path: Path) -> Path:
 
 
 def test_a_setup_symlink_never_shows_a_host_file_to_later_runs(
-    loop: Loop, tinyproxy: str, tmp_path: Path
+    loop: Loop, bwrap: str, tinyproxy: str, tmp_path: Path
 ):
     secret = host_secret(tmp_path)
     # Absolute to a host folder, and relative up to the data directory that holds the cache.
@@ -94,7 +85,7 @@ def test_a_cached_link_and_an_overlay_link_are_never_bound(bwrap: str, tmp_path:
 
 
 def test_removing_an_overlay_stub_never_follows_a_link_out_of_the_worktree(
-    loop: Loop, tinyproxy: str, tmp_path: Path
+    loop: Loop, bwrap: str, tinyproxy: str, tmp_path: Path
 ):
     # setup writes a file inside a tracked folder (a generated _version.py): its overlay's mount
     # point is a stub in the worktree, removed after each command. The command swaps the
@@ -124,11 +115,11 @@ def test_removing_an_overlay_stub_never_follows_a_link_out_of_the_worktree(
 
 
 def test_a_setup_daemon_dies_and_setup_outputs_stay_read_only(
-    loop: Loop, tinyproxy: str, tmp_path: Path
+    loop: Loop, bwrap: str, tinyproxy: str, tmp_path: Path
 ):
     setup = (
         "mkdir -p .deps && echo clean > .deps/mod.py && "
-        "(setsid sh -c \"sleep 4245.5; echo late > .deps/late\" >/dev/null 2>&1 &) && "
+        '(setsid sh -c "sleep 4245.5; echo late > .deps/late" >/dev/null 2>&1 &) && '
         "(nohup sleep 4246.5 >/dev/null 2>&1 &) && echo set up"
     )
     loop.project(command=PYTEST, extra_config=f"setup: {{command: '{setup}', network: []}}\n")

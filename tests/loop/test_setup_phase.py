@@ -5,7 +5,6 @@ the prepared environment next time, and the setup reaches nothing else."""
 
 from __future__ import annotations
 
-import shutil
 import socket
 import sys
 from collections.abc import Iterator
@@ -31,14 +30,6 @@ def index(tmp_path: Path) -> Iterator[PackageIndex]:
         yield served
     finally:
         served.stop()
-
-
-@pytest.fixture
-def tinyproxy(bwrap: str) -> str:
-    path = shutil.which("tinyproxy")
-    if path is None:
-        pytest.skip("tinyproxy is not installed: apt-get install tinyproxy")
-    return path
 
 
 TESTS = """\
@@ -75,7 +66,7 @@ if open(".env").read():
 
 
 def test_setup_installs_a_test_dependency_through_the_proxy_and_is_reused(
-    loop: Loop, index: PackageIndex, tinyproxy: str
+    loop: Loop, index: PackageIndex, bwrap: str, tinyproxy: str
 ):
     with socket.socket() as other:
         other.bind(("127.0.0.1", 0))
@@ -117,7 +108,9 @@ def test_setup_installs_a_test_dependency_through_the_proxy_and_is_reused(
     assert ".venv" not in loop.repo.git("ls-tree", "-r", "--name-only", "HEAD")
 
 
-def test_a_failing_setup_ends_the_cycle_legibly_before_any_model_call(loop: Loop, tinyproxy: str):
+def test_a_failing_setup_ends_the_cycle_legibly_before_any_model_call(
+    loop: Loop, bwrap: str, tinyproxy: str
+):
     loop.project(extra_config="setup: {command: 'echo cannot install >&2; exit 3'}\n")
     result = loop.run("Anything.")
     assert result.outcome == "blocked" and result.error_class == "setup"

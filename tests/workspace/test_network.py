@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import shutil
 import socket
 import tempfile
 import threading
@@ -14,14 +13,6 @@ from pathlib import Path
 import pytest
 
 from app.workspace.cage.network import filtering_proxy
-
-
-@pytest.fixture
-def tinyproxy() -> str:
-    path = shutil.which("tinyproxy")
-    if path is None:
-        pytest.skip("tinyproxy is not installed: apt-get install tinyproxy")
-    return path
 
 
 @pytest.fixture
