@@ -16,7 +16,7 @@ Nothing here commits; the caller resets the worktree when anything was refused.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from app.guards import check_iteration
@@ -57,10 +57,14 @@ def land_edits(
 
 
 def judge_worktree(
-    workspace: Workspace, config: RepoConfig, declared: frozenset[str] = frozenset()
+    workspace: Workspace,
+    config: RepoConfig,
+    declared: frozenset[str] = frozenset(),
+    waive: Callable[[list[Refusal]], list[Refusal]] | None = None,
 ) -> tuple[list[Refusal], Snapshot | None]:
     """The guards' iteration check over the worktree as it stands: (refusals, None), or
-    ([], the snapshot to commit). `declared`: test files whose change the model declared."""
+    ([], the snapshot to commit). `declared`: test files whose change the model declared;
+    `waive`: the refusals that stand of those found (the rest are disclosed, not refused)."""
     try:
         snapshot = workspace.snapshot(config.guards.max_diff_bytes)
     except OversizedFile as exc:
@@ -70,9 +74,12 @@ def judge_worktree(
         git_env=workspace.env(quarantine=snapshot.quarantine), tree=snapshot.tree,
         declared=declared,
     )  # fmt: skip
-    if result.violations:
+    refusals = [Refusal(v.rule, v.path, v.message) for v in result.violations]
+    if waive is not None:
+        refusals = waive(refusals)
+    if refusals:
         snapshot.discard()
-        return [Refusal(v.rule, v.path, v.message) for v in result.violations], None
+        return refusals, None
     return [], snapshot
 
 

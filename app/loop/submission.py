@@ -68,8 +68,9 @@ class Submitter:
         snapshot = None
         if not refusals:
             covered = self._covered(paths, declared, record)
-            refusals, snapshot = judge_worktree(ws, self.config, covered)
-            refusals = self._declared(refusals, declared, record)
+            refusals, snapshot = judge_worktree(
+                ws, self.config, covered, lambda found: self._declared(found, declared, record)
+            )
         if refusals or snapshot is None:
             ws.reset("HEAD")
             record.refusals = refusals

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from reviewers.fake_servers import Reactive, Text, ToolCall, edits_reply, file_block
-from tests.loop.conftest import CALC, IMPLEMENTER, PYTEST, Loop
+from tests.loop.conftest import CALC, CALC_TESTS, IMPLEMENTER, PYTEST, Loop
 
 pytestmark = pytest.mark.slow
 
@@ -244,6 +244,34 @@ def test_a_declared_removal_of_a_removed_features_tests_lands(loop: Loop):
     assert "tests/test_legacy.py" not in loop.repo.git(
         "ls-tree", "-r", "--name-only", "ourobot/T-1"
     )
+
+
+def test_a_declared_removal_of_a_test_from_a_kept_file_lands(loop: Loop):
+    # The guards' static finding ("test 'test_legacy' removed", its code kept) is waived by the
+    # declaration before the iteration is judged, so the submission is committed, not reset.
+    tests = CALC_TESTS + (
+        "\n    def test_legacy(self):\n        from calc import legacy_total\n\n"
+        "        self.assertEqual(legacy_total([1, 2]), 3)\n"
+    )
+    loop.project(command=PYTEST, files={
+        "calc.py": CALC + "\n\ndef legacy_total(values):\n    return sum(values)\n",
+        "tests/test_calc.py": tests,
+    })  # fmt: skip
+    removal = (
+        "### REPLACE: tests/test_calc.py\n```\n<<<<<<< SEARCH\n\n    def test_legacy(self):\n"
+        "        from calc import legacy_total\n\n"
+        "        self.assertEqual(legacy_total([1, 2]), 3)\n=======\n>>>>>>> REPLACE\n```\n"
+    )
+    declared = (
+        "\n### TEST CHANGES\n- tests/test_calc.py::CalcTest::test_legacy: it repeats "
+        "test_sum, as the ticket says (criterion 1)\n"
+    )
+    loop.models.script(IMPLEMENTER, Text(removal + declared), Text("DONE"))
+    result = loop.run("test_legacy repeats test_sum: remove it (criterion 1).")
+    assert result.outcome == "ready", (result.reason, loop.progress)
+    [only] = result.iterations
+    assert only.commit is not None and not only.refusals
+    assert "test_legacy" not in loop.branch_file("tests/test_calc.py")
 
 
 def test_the_same_actions_arrive_as_tool_calls(loop: Loop):
