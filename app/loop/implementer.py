@@ -32,7 +32,7 @@ from app.loop.history import History
 from app.loop.metering import ModelGate
 from app.loop.proof import Baseline
 from app.loop.records import IterationRecord, Stop, WorkResult, refused_by
-from app.loop.shell import CommandRecord, observation, record, run_command
+from app.loop.shell import CommandRecord, observation, record, run_command, worktree_size
 from app.loop.submission import Submitter
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
@@ -86,6 +86,8 @@ class Implementer:
     last_feedback: str = ""
     halted: bool = False  # a halt stopped a command
     denied: bool = False  # the model was told once that it is not done
+    # The worktree's size at the first command: every command's growth is measured from it.
+    start_size: int | None = None
 
     @property
     def cage(self) -> Cage:
@@ -236,9 +238,12 @@ class Implementer:
     def _command(self, command: str, left: int) -> str:
         timeout = min(self.config.budgets.command_timeout_s, max(1.0, self.time_left()))
         secret = is_secret_file(self.config)
+        if self.start_size is None:
+            self.start_size = worktree_size(self.workspace)
         run, restored = run_command(self.cage, self.workspace, command, timeout_s=timeout,
                                     is_secret=secret, cancel=self.cancel,
-                                    overlays=self.runner.overlays)  # fmt: skip
+                                    overlays=self.runner.overlays,
+                                    grown_from=self.start_size)  # fmt: skip
         if run.cancelled:
             self.halted = True
         done = record(command, run)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from app.loop.context import fence_output
 from app.workspace.cage.entry import Cage, CageJob, CageRun
+from app.workspace.cage.limits import apparent_size
 from app.workspace.cage.mounts import PROJECT_ROOT
 from app.workspace.tree_files import remove_empty_beneath
 from app.workspace.worktree import Workspace
@@ -45,6 +46,11 @@ class CommandRecord:
         return f"$ {first[:100]} -> {self.summary}"
 
 
+def worktree_size(workspace: Workspace) -> int:
+    """The worktree's size as the cage's disk limit counts it (its `.git` left out)."""
+    return apparent_size([workspace.path], [workspace.path / ".git"])[0]
+
+
 def run_command(
     cage: Cage,
     workspace: Workspace,
@@ -54,8 +60,10 @@ def run_command(
     is_secret: Callable[[str], bool],
     cancel: Callable[[], bool] | None = None,
     overlays: tuple[tuple[Path, str], ...] = (),
+    grown_from: int | None = None,
 ) -> tuple[CageRun, list[str]]:
-    """Run `command` on the worktree; the run and what had to be put back afterwards."""
+    """Run `command` on the worktree; the run and what had to be put back afterwards.
+    `grown_from`: the worktree's size its growth is measured from (`CageJob.grown_from`)."""
     masked = tuple(p for p in [*workspace.tracked(), *workspace.untracked()] if is_secret(p))
     view = workspace.git_view(is_secret)
     env = {"GIT_PAGER": "cat", "PAGER": "cat"}
@@ -77,6 +85,7 @@ def run_command(
             env=env,
             cancel=cancel,
             overlays=overlays,
+            grown_from=grown_from,
         )
     )
     for relative in stubs:

@@ -204,6 +204,18 @@ def test_many_empty_files_made_by_a_command_are_bounded(loop: Loop, bwrap: str):
     assert "the disk limit" in told
 
 
+def test_what_many_commands_write_together_is_bounded_like_one_command(loop: Loop, bwrap: str):
+    loop.project(command=PYTEST, budgets="{implementer_iterations: 3, command_timeout_s: 60}")
+    # Two sparse files of 600 MiB (counted at their length): each under the 1 GiB disk limit
+    # alone, over it together, since growth is measured from the worktree the cycle started with.
+    one, two = bash("truncate -s 600M a && echo one"), bash("truncate -s 600M b && echo two")
+    loop.models.script(IMPLEMENTER, one, two, Text("ALREADY SATISFIED"))
+    loop.run(TICKET)
+    first, second = loop.prompts()[1:3]
+    assert "exited with code 0" in first and "the disk limit" not in first
+    assert "the disk limit" in second
+
+
 @pytest.fixture(autouse=True)
 def _show(loop: Loop, request: pytest.FixtureRequest):
     yield

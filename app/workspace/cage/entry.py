@@ -109,6 +109,10 @@ class CageJob:
     overlays: tuple[tuple[Path, str], ...] = ()
     # The setup phase only: the filtering proxy's socket (`network.filtering_proxy`).
     proxy: Path | None = None
+    # What the project's growth is measured from (bytes, as `apparent_size` counts): a cycle's
+    # worktree as its first command found it, so that many commands together stay under the
+    # disk limit. None: this run's own start.
+    grown_from: int | None = None
 
 
 @dataclass(frozen=True)
@@ -308,7 +312,8 @@ class _Run:
 
     def _start(self, sink: IO[bytes]) -> subprocess.Popen[bytes] | None:
         env = self._env()
-        self.start_size = self._disk()[0]
+        grown_from = self.job.grown_from
+        self.start_size = self._disk()[0] if grown_from is None else grown_from
         info_read, info_write = os.pipe()
         release_read, self.release = os.pipe()
         self.done, done_write = os.pipe()
