@@ -71,6 +71,7 @@ class Steps:
 
     @contextmanager
     def step(self, title: str) -> Iterator[Callable[[str], None]]:
+        raise_if_stopped()
         self.number += 1
         began = time.monotonic()
         elapsed = began - self.started
@@ -89,6 +90,7 @@ class Steps:
 def wait_for(what: str, probe: Callable[[], T | None], timeout_s: float = WAIT_S) -> T:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        raise_if_stopped()
         found = probe()
         if found is not None:
             return found
@@ -249,6 +251,16 @@ class StopSignal:
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# The signals received while `stopped_by_signals` is active. Python swallows an exception
+# raised where it cannot propagate (a weakref callback run by the garbage collector), so the
+# demo's waits and steps look here too and raise `Stopped` themselves.
+_RECEIVED: list[StopSignal] = []
+
+
+def raise_if_stopped() -> None:
+    for received in _RECEIVED:
+        if received.name is not None:
+            raise Stopped(received.name)
 
 
 @contextmanager
@@ -266,9 +278,11 @@ def stopped_by_signals() -> Iterator[StopSignal]:
         raise Stopped(received.name)
 
     previous = {each: signal.signal(each, stop) for each in STOP_SIGNALS}
+    _RECEIVED.append(received)
     try:
         yield received
     finally:
+        _RECEIVED.remove(received)
         for each, handler in previous.items():
             signal.signal(each, handler)
 
@@ -298,6 +312,7 @@ def run_demo(
                 for warning in model.warnings if model else ():
                     print(f"warning: {warning}", file=steps_out, flush=True)
                 demo.run()
+                raise_if_stopped()  # a stop whose exception was swallowed still stops
                 code = 0 if demo.tickets_as_expected() else 1
             finally:
                 tickets, api_requests = demo.tickets, demo.api_requests

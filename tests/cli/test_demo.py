@@ -486,3 +486,21 @@ def test_a_real_model_that_answers_garbage_ends_the_demo_with_the_reason_not_a_t
     assert failed.startswith("demo failed: #1 ended without a pull request: ")
     assert f"openai:qwen2.5-coder:7b at {local.base_url}" in failed
     assert time.monotonic() - started < 120
+
+
+def test_a_stop_whose_exception_was_swallowed_still_stops_the_next_wait():
+    """Python drops an exception raised where it cannot propagate (a weakref callback during
+    garbage collection): the demo's waits look at the signal received, not only at the raise."""
+    from app.cli.demo import Stopped, stopped_by_signals, wait_for
+
+    before = signal.getsignal(signal.SIGTERM)
+    with stopped_by_signals() as stop:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the handler raises here ...
+        except BaseException:  # noqa: S110 (... and something swallows it, as the GC does)
+            pass
+        assert stop.name == "SIGTERM"
+        with pytest.raises(Stopped, match="SIGTERM"):
+            wait_for("anything", lambda: None, timeout_s=5)
+    assert signal.getsignal(signal.SIGTERM) == before  # and the handler is given back
