@@ -12,11 +12,13 @@ so both are compared as dotted names.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 _PY = re.compile(r"\.py(?=::|$)")
 TRAILER = "Ourobot-Test-Change:"
+Finding = TypeVar("Finding")
 
 
 @dataclass(frozen=True)
@@ -79,3 +81,23 @@ def split(tests: Sequence[str], declared: Sequence[Declared]) -> tuple[list[str]
         else:
             used.append(Declared(test, entry.why))
     return undeclared, used
+
+
+def waive_static(
+    findings: Sequence[Finding],
+    declared: Sequence[Declared],
+    describe: Callable[[Finding], tuple[str, str | None, str]],
+) -> tuple[list[Finding], list[Declared]]:
+    """(the findings that stand, the disclosures the others became): a `test-tamper` finding on
+    a test file a declaration covers is disclosed with the declaration's reason instead.
+    `describe` gives a finding's (rule, path, text): a guard's violation or a loop's refusal."""
+    kept: list[Finding] = []
+    shown: list[Declared] = []
+    for finding in findings:
+        rule, path, text = describe(finding)
+        entry = covering_file(path or "", declared) if rule == "test-tamper" else None
+        if entry is None:
+            kept.append(finding)
+        else:
+            shown.append(Declared(f"{path}: {text}", entry.why))
+    return kept, shown

@@ -34,7 +34,7 @@ from app.controls.halt import check_halt
 from app.errors import ConfigError, UserError
 from app.github_client import bot_login
 from app.guards import GuardResult, check_repo, config_at
-from app.guards.declared import Declared, covering_file, from_messages
+from app.guards.declared import Declared, from_messages, waive_static
 from app.guards.repo import GitFailed
 from app.guards.result import markdown_cell
 from app.jobs.context import JobContext, once
@@ -235,15 +235,7 @@ def declared_in(mirror: RepoMirror, base_sha: str, head_sha: str) -> list[Declar
 def disclose(result: GuardResult, declared: list[Declared]) -> tuple[GuardResult, list[Declared]]:
     """A `test-tamper` finding on a test file the implementer declared it changes on purpose
     is listed for the reviewer instead of failing the check; everything else stands."""
-    kept, shown = [], []
-    for violation in result.violations:
-        entry = None
-        if violation.rule == "test-tamper":
-            entry = covering_file(violation.path or "", declared)
-        if entry is None:
-            kept.append(violation)
-        else:
-            shown.append(Declared(f"{violation.path}: {violation.message}", entry.why))
+    kept, shown = waive_static(result.violations, declared, lambda v: (v.rule, v.path, v.message))
     return replace(result, violations=tuple(kept)), shown
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from app.guards.declared import Declared, covering_file
+from app.guards.declared import Declared, covering_file, waive_static
 from app.loop.apply import Refusal
 from app.loop.context import Context, feedback_text
 from app.loop.landing import judge_worktree, surface_refusals
@@ -148,15 +148,8 @@ class Submitter:
     ) -> list[Refusal]:
         """The static test-tamper findings on test files the submission declared it changes
         on purpose are disclosed on the record instead of refused."""
-        kept = []
-        for refusal in refusals:
-            entry = None
-            if refusal.rule == "test-tamper":
-                entry = covering_file(refusal.path or "", declared)
-            if entry is None:
-                kept.append(refusal)
-            else:
-                record.disclosed.append(Declared(f"{refusal.path}: {refusal.reason}", entry.why))
+        kept, shown = waive_static(refusals, declared, lambda r: (r.rule, r.path, r.reason))
+        record.disclosed += shown
         return kept
 
     def _refused(self, refusals: Sequence[Refusal]) -> str:
