@@ -25,6 +25,7 @@ from app.loop.context import Context, feedback_text
 from app.loop.landing import judge_worktree, surface_refusals
 from app.loop.proof import Baseline, GreenProof
 from app.loop.records import IterationRecord
+from app.loop.suite_files import language_of_test
 from app.loop.ticket import Ticket
 from app.repo_config import RepoConfig
 from app.workspace.cage.entry import CageRun
@@ -131,7 +132,8 @@ class Submitter:
         tests) is disclosed on the record, not measured as destruction."""
         covered = set()
         for path in dict.fromkeys(paths):
-            entry = covering_file(path, declared)
+            # Only a test file: a declaration never lifts the limit from the code under test.
+            entry = covering_file(path, declared) if language_of_test(path) else None
             if entry is not None:
                 covered.add(path)
                 said = Declared(

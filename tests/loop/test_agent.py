@@ -274,6 +274,17 @@ def test_a_declared_removal_of_a_test_from_a_kept_file_lands(loop: Loop):
     assert "test_legacy" not in loop.branch_file("tests/test_calc.py")
 
 
+def test_declaring_a_source_file_never_lifts_the_deletion_limit(loop: Loop):
+    helpers = "".join(f"\n\ndef helper_{n}():\n    return {n}\n" for n in range(4))
+    loop.project(command=PYTEST, files={"calc.py": CALC + helpers})
+    gutted = f"### FILE: calc.py\n```\n{CALC}```\n\n### TEST CHANGES\n- calc.py: rewritten\n"
+    loop.models.script(IMPLEMENTER, Text(gutted), Text("DONE"))
+    result = loop.run("Tidy calc.py.")
+    assert result.outcome == "blocked", result.reason
+    assert {r.rule for _, r in result.refusals} == {"deletions"}
+    assert "helper_3" in loop.repo.git("show", "HEAD:calc.py")
+
+
 def test_the_same_actions_arrive_as_tool_calls(loop: Loop):
     loop.project()
     loop.models.script(
